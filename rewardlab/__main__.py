@@ -1,0 +1,5 @@
+import sys
+
+from rewardlab.cli import main
+
+sys.exit(main())

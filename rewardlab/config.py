@@ -1,0 +1,117 @@
+"""Frozen-dataclass configs on the command line, with argparse.
+
+A config is a frozen dataclass; each field carries its help text in
+`field(metadata={"help": ...})` (use `opt()` below) and is validated in `__post_init__`.
+`add_config_args` turns the fields into `--kebab-case` options, `config_from_args` builds the
+dataclass back (so validation runs at parse time), and `save_config` writes it beside a run.
+
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Demo:
+...     steps: int = opt(10, "optimizer steps")
+...     lr: float = opt(1e-3, "learning rate")
+>>> import argparse
+>>> p = argparse.ArgumentParser(); add_config_args(p, Demo)
+>>> config_from_args(Demo, p.parse_args(["--steps", "3"]))
+Demo(steps=3, lr=0.001)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+
+def opt(default: Any, help: str, **metadata: Any) -> Any:
+    """A dataclass field with a default and a help string (shown by `--help`)."""
+    if isinstance(default, (list, dict, set)):
+        return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help, **metadata})
+    return dataclasses.field(default=default, metadata={"help": help, **metadata})
+
+
+def _base_type(tp: Any) -> tuple[Any, bool]:
+    """(inner type, is_optional) for `X | None` / `Optional[X]`."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return tp, False
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true/false, got {text!r}")
+
+
+def add_config_args(parser: argparse.ArgumentParser, cls: type) -> None:
+    """Add one `--option` per field of the dataclass `cls`."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        tp, optional = _base_type(hints[f.name])
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        help_ = f.metadata.get("help", "")
+        choices = f.metadata.get("choices")
+        if choices:
+            help_ += f" (one of: {', '.join(map(str, choices))})"
+        help_ += f" [default: {default}]"
+        kwargs: dict[str, Any] = {"dest": f.name, "default": default, "help": help_}
+        if tp is bool:
+            parser.add_argument(flag, type=_parse_bool, nargs="?", const=True, metavar="BOOL", **kwargs)
+            continue
+        origin = typing.get_origin(tp)
+        if origin in (list, tuple):
+            (inner,) = set(typing.get_args(tp)) - {Ellipsis} or {str}
+            parser.add_argument(flag, type=inner, nargs="*", **kwargs)
+            continue
+        if tp in (int, float, str, Path):
+            kwargs["type"] = tp
+        elif optional and tp not in (int, float, str):
+            kwargs["type"] = str
+        if choices:
+            kwargs["choices"] = choices
+        parser.add_argument(flag, **kwargs)
+
+
+def config_from_args(cls: type, args: argparse.Namespace, **overrides: Any) -> Any:
+    """Build the dataclass from parsed args; `__post_init__` validation errors propagate."""
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    values = {k: v for k, v in vars(args).items() if k in names}
+    values.update(overrides)
+    for f in dataclasses.fields(cls):
+        if f.name in values and isinstance(values[f.name], list) and f.type and "tuple" in str(f.type):
+            values[f.name] = tuple(values[f.name])
+    return cls(**values)
+
+
+def config_to_dict(config: Any) -> dict[str, Any]:
+    def plain(v: Any) -> Any:
+        if isinstance(v, Path):
+            return str(v)
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return v
+
+    return {k: plain(v) for k, v in dataclasses.asdict(config).items()}
+
+
+def save_config(config: Any, directory: str | Path, name: str = "config.json") -> Path:
+    """Write the config as JSON into `directory` (created if needed)."""
+    path = Path(directory) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config_to_dict(config), indent=2, sort_keys=True) + "\n")
+    return path

@@ -1,0 +1,93 @@
+"""The one reward interface.
+
+A reward is a plain callable with TRL's signature:
+
+    reward(prompts, completions, **columns) -> list[float | None]
+
+`prompts`/`completions` are lists of strings or of chat messages (lists of {"role", "content"}
+dicts); extra dataset columns (e.g. `answer`) arrive as keyword arguments, one list each;
+`None` means "not applicable to this sample". Dense (per-step) rewards return a
+`RewardOutput` instead, which also behaves as the list of per-item totals.
+
+Diagnostics: a reward may keep the metrics of its last call in an attribute `last_metrics`
+(a dict name -> float, e.g. verdict counts); `reward_metrics(fn)` reads it. Nothing is swallowed:
+a reward that cannot score raises, or returns None for that item and counts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+Message = dict[str, Any]
+Text = str | Sequence[Message]
+
+
+@runtime_checkable
+class RewardFn(Protocol):
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Any: ...
+
+
+@dataclass
+class RewardOutput(Sequence):
+    """Per-item totals plus, for dense rewards, per-step values and where each step ends.
+
+    totals[i]      : float | None       total reward of item i (what a sequence-level trainer uses)
+    step_rewards[i]: list[float]        reward of each step of completion i
+    step_ends[i]   : list[int]          character offset in completion i where each step ends
+                                        (exclusive), so a trainer can put step k's reward on the
+                                        token that covers character step_ends[i][k] - 1
+    metrics        : dict[str, float]   diagnostics of this call
+    """
+
+    totals: list[float | None]
+    step_rewards: list[list[float]] | None = None
+    step_ends: list[list[int]] | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.totals)
+        for name in ("step_rewards", "step_ends"):
+            value = getattr(self, name)
+            if value is not None and len(value) != n:
+                raise ValueError(f"RewardOutput.{name} has {len(value)} items, totals has {n}")
+        if self.step_rewards is not None and self.step_ends is not None:
+            for i, (r, e) in enumerate(zip(self.step_rewards, self.step_ends)):
+                if len(r) != len(e):
+                    raise ValueError(f"item {i}: {len(r)} step rewards but {len(e)} step ends")
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.totals[i]
+
+    def __len__(self) -> int:
+        return len(self.totals)
+
+    @property
+    def is_dense(self) -> bool:
+        return self.step_rewards is not None
+
+
+def completion_text(completion: Text) -> str:
+    """The text of a completion: a string as is, or the content of the last assistant message."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and all(isinstance(m, dict) for m in completion):
+        for message in reversed(completion):
+            if message.get("role", "assistant") == "assistant":
+                content = message.get("content", "")
+                if isinstance(content, list):  # multimodal-style [{"type": "text", "text": ...}]
+                    return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+                return str(content)
+        return ""
+    raise TypeError(
+        f"a completion must be a string or a list of chat messages, got {type(completion).__name__}"
+    )
+
+
+def reward_metrics(fn: Any) -> dict[str, float]:
+    """The metrics a reward recorded on its last call (empty when it records none)."""
+    return dict(getattr(fn, "last_metrics", None) or {})
+
+
+def reward_name(fn: Any) -> str:
+    return getattr(fn, "name", None) or getattr(fn, "__name__", None) or type(fn).__name__
