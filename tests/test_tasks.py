@@ -1,0 +1,54 @@
+"""The procedural arithmetic tasks: answers are exact, the held-out split never leaks."""
+
+import pytest
+
+from verifiers.tasks import ArithmeticTask
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        ArithmeticTask(),  # the default: 3-digit addition
+        ArithmeticTask(digits=2, n_terms=4, ops="+-*"),  # mixed ops need brackets for left-to-right order
+        ArithmeticTask(digits=1, n_terms=3, ops="-"),  # negative answers
+    ],
+)
+def test_answers_match_python_arithmetic(task):
+    for row in task.sample(300, seed=1) + task.sample(100, seed=1, split="test"):
+        assert int(row["answer"]) == eval(row["expression"]), row  # noqa: S307 - our own digits and ops
+        assert row["prompt"] == row["expression"] + "="
+        assert task.steps(row)[-1][1] == int(row["answer"])
+
+
+def test_heldout_split_is_disjoint_and_stable():
+    task = ArithmeticTask(digits=2)
+    train = {r["expression"] for seed in range(3) for r in task.sample(2000, seed=seed)}
+    test = [r["expression"] for r in task.sample(200, seed=0, split="test")]
+    assert not train & set(test)  # no leakage, whatever the seeds
+    assert len(set(test)) == len(test)  # test problems are distinct
+    assert test == [r["expression"] for r in task.sample(200, seed=0, split="test")]  # reproducible
+
+
+def test_steps_are_left_to_right():
+    row = {"terms": [2, 3, 4], "ops": ["+", "*"]}
+    assert ArithmeticTask.steps(row) == [("2+3", 5), ("5*4", 20)]  # (2+3)*4, by hand
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"digits": 0}, "digits"),  # operands need at least one digit
+        ({"n_terms": 1}, "n_terms"),  # one operand is not a problem
+        ({"ops": "/"}, "ops"),  # only + - * are exact on integers
+    ],
+)
+def test_bad_settings_name_the_field(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ArithmeticTask(**kwargs)
+
+
+def test_bad_split_and_impossible_request():
+    with pytest.raises(ValueError, match="split"):
+        ArithmeticTask().sample(1, split="validation")
+    with pytest.raises(ValueError, match="distinct"):
+        ArithmeticTask(digits=1, n_terms=2).sample(100, split="test")  # only ~10 test problems exist
