@@ -1,0 +1,177 @@
+"""The public verifier API: `verify`, `verify_batch`, `averify_batch`.
+
+Every item first tries the in-process fast path (`verifiers.fastpath.fast_verify`, cheap exact
+cases); whatever it cannot settle goes to the shared worker pool (`verifiers.pool`), where each
+item has a hard wall-clock limit: the worker is killed and replaced on timeout.
+
+>>> from verifiers import verify, verify_batch
+>>> verify("The answer is \\\\boxed{4}", "4", kind="string").verdict.value  # doctest: +SKIP
+'correct'
+>>> [r.verdict.value for r in verify_batch(["12", "13"], ["12", "12"], kind="numeric")]  # doctest: +SKIP
+['correct', 'incorrect']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import math
+import time
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from verifiers.pool import Task, get_pool
+from verifiers.registry import KINDS, kind_names
+from verifiers.types import VerifyResult
+
+DEFAULT_TIMEOUT = 5.0  # seconds per item, for every kind not listed below
+DEFAULT_TIMEOUTS: dict[str, float] = {"code": 30.0}  # code runs several sandboxed test cases
+NO_FAST_PATH = frozenset({"code"})  # untrusted code never runs in the caller's process
+
+Item = tuple[str, str, str, dict[str, Any]]  # (prediction, gold, kind, options)
+
+
+def default_timeout(kind: str) -> float:
+    return DEFAULT_TIMEOUTS.get(kind, DEFAULT_TIMEOUT)
+
+
+def _fast_verify() -> Callable[..., VerifyResult | None] | None:
+    """`verifiers.fastpath.fast_verify` when that module exists (it is optional)."""
+    try:
+        module = importlib.import_module("verifiers.fastpath")
+    except ModuleNotFoundError as exc:
+        if exc.name != "verifiers.fastpath":
+            raise
+        return None
+    return getattr(module, "fast_verify", None)
+
+
+def _check_timeout(timeout: Any, where: str) -> float | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) or timeout <= 0:
+        raise ValueError(f"{where}: timeout must be a positive number of seconds (e.g. 0.5 or 5), got {timeout!r}")
+    return float(timeout)
+
+
+def _check_text(value: Any, name: str, where: str) -> None:
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{where}: {name} must be a string, got {type(value).__name__}"
+            + (" (use an empty string for a missing answer)" if value is None else "")
+        )
+
+
+def _check_kind(kind: Any, name: str, where: str) -> str:
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"{where}: unknown verifier kind {kind!r} for {name}; valid kinds: {', '.join(kind_names())}")
+    return kind
+
+
+def verify_items(
+    items: Sequence[Item],
+    timeout: float | None = None,
+    workers: int | None = None,
+    fast_path: bool = True,
+) -> list[VerifyResult]:
+    """Verify already-validated (prediction, gold, kind, options) items, in order.
+
+    `timeout` is the hard limit per item in seconds (None: the kind's default, see
+    `default_timeout`). This is the common engine of `verify_batch`, the CLI and the service.
+    """
+    fast = _fast_verify() if fast_path else None
+    results: list[VerifyResult | None] = [None] * len(items)
+    tasks: list[Task] = []
+    slots: list[int] = []
+    notes: dict[int, str] = {}  # item -> why the fast path failed (kept visible in `extra`)
+    for i, (prediction, gold, kind, options) in enumerate(items):
+        if fast is not None and kind not in NO_FAST_PATH:
+            start = time.perf_counter()
+            try:
+                result = fast(prediction, gold, kind, **options)
+            except Exception as exc:  # noqa: BLE001 - the worker gives the verdict; the note stays visible
+                result, notes[i] = None, f"fast path raised {type(exc).__name__}: {exc}"[:300]
+            if result is not None:
+                changes: dict[str, Any] = {"kind": result.kind or kind}
+                if not result.elapsed:
+                    changes["elapsed"] = time.perf_counter() - start
+                results[i] = dataclasses.replace(result, **changes)
+                continue
+        slots.append(i)
+        tasks.append(Task(KINDS[kind], prediction, gold, options, timeout or default_timeout(kind), kind))
+    if tasks:
+        for slot, result in zip(slots, get_pool().run(tasks, workers)):
+            if slot in notes:
+                result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
+            results[slot] = result
+    return results  # type: ignore[return-value]
+
+
+def verify_batch(
+    predictions: Sequence[str],
+    golds: Sequence[str],
+    kind: str | Sequence[str] = "math",
+    timeout: float | None = None,
+    workers: int | None = None,
+    **options: Any,
+) -> list[VerifyResult]:
+    """Verify `predictions[i]` against `golds[i]`; results in input order.
+
+    kind    : one kind for all items, or a list with one kind per item
+    timeout : hard wall-clock limit per item in seconds (fractions allowed); None = kind default
+              (5 s, 30 s for `code`). Past it the worker is killed and the item is TIMEOUT.
+    workers : worker processes to use (default min(cpu count, 4)); the shared pool grows to it.
+    options : passed to the kind's function (e.g. `tolerance=1e-6` for numeric).
+
+    >>> [r.verdict.value for r in verify_batch(["a", "b"], ["a", "a"], kind="string")]  # doctest: +SKIP
+    ['correct', 'incorrect']
+    """
+    where = "verify_batch"
+    for name, value in (("predictions", predictions), ("golds", golds)):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise TypeError(f"{where}: {name} must be a list of strings, got {type(value).__name__}")
+    if len(predictions) != len(golds):
+        raise ValueError(f"{where}: predictions has {len(predictions)} items but golds has {len(golds)}; pass one gold per prediction")
+    if isinstance(kind, str):
+        kinds = [_check_kind(kind, "kind", where)] * len(predictions)
+    elif isinstance(kind, Sequence):
+        if len(kind) != len(predictions):
+            raise ValueError(f"{where}: kind is a list of {len(kind)} but there are {len(predictions)} predictions; give one kind per item or a single kind")
+        kinds = [_check_kind(k, f"kind[{i}]", where) for i, k in enumerate(kind)]
+    else:
+        raise TypeError(f"{where}: kind must be a kind name or a list of names, got {type(kind).__name__}")
+    for i, (prediction, gold) in enumerate(zip(predictions, golds)):
+        _check_text(prediction, f"predictions[{i}]", where)
+        _check_text(gold, f"golds[{i}]", where)
+    timeout = _check_timeout(timeout, where)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"{where}: workers must be a positive integer, got {workers!r}")
+    items = [(p, g, k, options) for p, g, k in zip(predictions, golds, kinds)]
+    return verify_items(items, timeout=timeout, workers=workers)
+
+
+def verify(prediction: str, gold: str, kind: str = "math", timeout: float | None = None, **options: Any) -> VerifyResult:
+    """Verify one prediction against one gold answer; see `verify_batch`.
+
+    >>> verify("x", "x", kind="string").verdict.value  # doctest: +SKIP
+    'correct'
+    """
+    where = "verify"
+    _check_text(prediction, "prediction", where)
+    _check_text(gold, "gold", where)
+    _check_kind(kind, "kind", where)
+    timeout = _check_timeout(timeout, where)
+    return verify_items([(prediction, gold, kind, options)], timeout=timeout, workers=1)[0]
+
+
+async def averify_batch(
+    predictions: Sequence[str],
+    golds: Sequence[str],
+    kind: str | Sequence[str] = "math",
+    timeout: float | None = None,
+    workers: int | None = None,
+    **options: Any,
+) -> list[VerifyResult]:
+    """`verify_batch` for asyncio code: runs in a thread, so the event loop keeps running."""
+    return await asyncio.to_thread(verify_batch, predictions, golds, kind, timeout, workers, **options)
