@@ -17,6 +17,7 @@ tested against hand-computed values.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -281,24 +282,28 @@ def first_error_step(labels: Sequence[bool]) -> int:
 
 def prm_metrics(step_probs: Sequence[Sequence[float]], labels: Sequence[Sequence[bool]], threshold: float = 0.5) -> dict[str, float]:
     """Step-level accuracy and AUROC over all steps, and first-error-step accuracy per solution
-    (the predicted first error is the first step with prob < threshold; -1 if none).
+    (the predicted first error is the first step with prob < threshold; -1 if none). Steps scored
+    NaN (truncated away by the model's max length) are left out and counted.
 
     >>> prm_metrics([[0.9, 0.2], [0.8, 0.7]], [[True, False], [True, False]])["first_error_accuracy"]
     0.5
     """
     if len(step_probs) != len(labels):
         raise ValueError(f"{len(step_probs)} scored solutions but {len(labels)} label lists")
-    flat_p, flat_y, first_ok = [], [], []
+    flat_p, flat_y, first_ok, n_truncated = [], [], [], 0
     for i, (p, y) in enumerate(zip(step_probs, labels)):
         if len(p) != len(y):
             raise ValueError(f"solution {i}: {len(p)} step scores but {len(y)} labels")
-        flat_p += list(p)
-        flat_y += [bool(v) for v in y]
-        first_ok.append(first_error_step([v >= threshold for v in p]) == first_error_step(y))
+        kept = [(float(pv), bool(yv)) for pv, yv in zip(p, y) if not math.isnan(pv)]  # NaN = truncated step
+        n_truncated += len(p) - len(kept)
+        flat_p += [pv for pv, _ in kept]
+        flat_y += [yv for _, yv in kept]
+        first_ok.append(first_error_step([pv >= threshold for pv, _ in kept]) == first_error_step([yv for _, yv in kept]))
     p_arr, y_arr = np.asarray(flat_p, dtype=float), np.asarray(flat_y, dtype=bool)
     out = {
         "n_solutions": float(len(labels)),
         "n_steps": float(y_arr.size),
+        "n_truncated_steps": float(n_truncated),
         "step_accuracy": float(np.mean((p_arr >= threshold) == y_arr)),
         "first_error_accuracy": float(np.mean(first_ok)),
         "step_auroc": float("nan"),

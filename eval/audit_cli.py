@@ -1,0 +1,83 @@
+"""`rewardlab audit-verifier`: run two verifiers over the same items and compare their verdicts.
+
+    rewardlab audit-verifier --input items.jsonl --a ours:math --b math-verify
+    rewardlab audit-verifier --input labelled.jsonl --a ours:math --b label
+
+Writes report.json/.md/.html and disagreements.jsonl (one line per item where the verdicts differ)
+into --out, and prints agreement and the confusion table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewardlab.config import add_config_args, config_from_args, opt, save_config
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    input: str = opt("", "items to verify: JSONL/Parquet/CSV with a prediction and a gold column")
+    a: str = opt("ours:math", "verifier A: ours:KIND[:key=value,...], math-verify, or label[:COLUMN]")
+    b: str = opt("math-verify", "verifier B (same forms as --a)")
+    prediction_column: str = opt("prediction", "column with the model's answer text (falls back to `completion`/`response`)")
+    gold_column: str = opt("gold", "column with the reference answer (falls back to `answer`)")
+    out: str = opt("outputs/audit-verifier", "output directory")
+    limit: int = opt(0, "audit only the first N items (0 = all)")
+    timeout: float | None = opt(None, "per-item wall-clock limit in seconds for our verifiers (default: the kind's)")
+    workers: int | None = opt(None, "worker processes for our verifiers (default: the pool's)")
+
+    def __post_init__(self) -> None:
+        if not self.input:
+            raise ValueError("--input is required: a JSONL/Parquet/CSV file of items (prediction + gold columns)")
+        if self.limit < 0:
+            raise ValueError(f"--limit must be >= 0, got {self.limit}")
+        if self.a == self.b:
+            raise ValueError(f"--a and --b are the same verifier ({self.a!r}); choose two different ones")
+
+
+def _column(rows: list[dict], wanted: str, fallbacks: tuple[str, ...], flag: str) -> str:
+    for c in (wanted, *fallbacks):
+        if c in rows[0]:
+            return c
+    raise ValueError(f"{flag}: column {wanted!r} not in the input (also tried {list(fallbacks)}); found {sorted(rows[0])}")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_config_args(parser, AuditConfig)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config_from_args(AuditConfig, args)
+    from eval.audit import audit, build_auditor
+    from eval.data import load_rows
+    from eval.report import Report, Table
+
+    out = Path(cfg.out)
+    rows = load_rows(cfg.input, limit=cfg.limit or None)
+    if not rows:
+        raise ValueError(f"--input {cfg.input}: no rows")
+    pcol = _column(rows, cfg.prediction_column, ("completion", "response"), "--prediction-column")
+    gcol = _column(rows, cfg.gold_column, ("answer",), "--gold-column")
+    a, b = (build_auditor(s, timeout=cfg.timeout, workers=cfg.workers) for s in (cfg.a, cfg.b))
+    res = audit(a, b, [str(r[pcol]) for r in rows], [str(r[gcol]) for r in rows], rows)
+
+    save_config(cfg, out)
+    dump = out / "disagreements.jsonl"
+    with dump.open("w") as f:
+        for d in res["disagreements"]:
+            f.write(json.dumps(d) + "\n")
+    summary = {k: res[k] for k in ("n", "agreement", "correct_agreement", "kappa", "correct_rate_a", "correct_rate_b")}
+    summary["disagreements"] = len(res["disagreements"])
+    rep = Report(title=f"Verifier audit: A = {cfg.a}, B = {cfg.b} on {cfg.input}",
+                 results={**summary, "confusion": res["confusion"], "disagreements_file": dump.name})
+    rep.tables.append(Table("Agreement", [summary]))
+    rep.tables.append(Table("Verdict confusion (rows: A, columns: B)", res["confusion"]))
+    rep.tables.append(Table("First disagreements", [{k: d[k] for k in ("index", "prediction", "gold", "verdict_a", "verdict_b")}
+                                                    for d in res["disagreements"][:20]], terminal=False))
+    paths = rep.write(out)
+    print(rep.terminal_summary())
+    print(f"\n{len(res['disagreements'])} disagreements -> {dump}\nreport: {paths['md']}")
+    return 0

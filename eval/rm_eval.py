@@ -1,0 +1,179 @@
+"""Reward-model evaluation: accuracy, calibration, behaviour under shift and OOD detection.
+
+`evaluate_rm(rm, config, out_dir)` reads `rm.kind` and runs the matching evaluation:
+  bt        pairwise accuracy (+ per subset, bootstrap CIs), calibration with temperature scaling,
+            accuracy/ECE per shift level, OOD detection (energy, max-softmax, Mahalanobis)
+  prm       step accuracy, step AUROC, first-error-step accuracy, Mahalanobis OOD
+  quantile  interval coverage of the 10-90% band, pinball loss, Mahalanobis OOD
+and returns a `Report` (see eval/report.py). The configuration is `eval.rm_cli.EvalRMConfig`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from eval import metrics, plots
+from eval.data import RM_KIND_TO_DATA, rows_or_default
+from eval.ood import LOGIT_DETECTORS, Gaussian, pair_logits, rows_to_texts
+from eval.report import Report, Table
+from eval.shifts import shift_rows
+
+
+def _prompts(rows: Sequence[dict[str, Any]]) -> list[str]:
+    return [str(r.get("prompt") or "") for r in rows]
+
+
+def score_pairs(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(r_chosen [N], r_rejected [N]) from a bt RM."""
+    prompts = _prompts(rows)
+    chosen = rm.score(prompts, [r["chosen"] for r in rows], batch_size=batch_size)
+    rejected = rm.score(prompts, [r["rejected"] for r in rows], batch_size=batch_size)
+    return np.asarray(chosen, dtype=float), np.asarray(rejected, dtype=float)
+
+
+def embed_rows(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int) -> np.ndarray:
+    """[N_texts, H] embeddings of every response of `rows` (see `ood.rows_to_texts`)."""
+    prompts, responses = rows_to_texts(rows)
+    out = rm.embed(prompts, responses, batch_size=batch_size)
+    return out.detach().float().cpu().numpy() if hasattr(out, "detach") else np.asarray(out, dtype=float)
+
+
+def pair_distances(gaussian: Gaussian, rm: Any, rows: Sequence[dict[str, Any]], batch_size: int) -> np.ndarray:
+    """[N] per-row Mahalanobis score: the mean over the row's responses (chosen and rejected for a pair)."""
+    d = gaussian.distance(embed_rows(rm, rows, batch_size))
+    per_row = len(d) // len(rows)
+    if per_row * len(rows) != len(d):
+        raise ValueError("every row needs the same response columns (e.g. both `chosen` and `rejected`)")
+    return d.reshape(len(rows), per_row).mean(axis=1)
+
+
+def split_validation(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded (validation indices, test indices)."""
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = int(round(fraction * n))
+    if n_val < 2 or n - n_val < 2:
+        raise ValueError(f"cannot split {n} rows into validation ({fraction:.0%}) and test: use more rows (--n)")
+    return np.sort(order[:n_val]), np.sort(order[n_val:])
+
+
+# ----------------------------------------------------------------------------- bt
+
+
+def evaluate_bt(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, Any]], cfg: Any, out: Path) -> Report:
+    rep = Report(title=f"Reward-model evaluation (bt): {cfg.rm}")
+    bs = cfg.batch_size
+    r_c, r_r = score_pairs(rm, rows, bs)
+    margins = r_c - r_r
+    subsets = [r.get("subset", "all") for r in rows] if any("subset" in r for r in rows) else None
+    acc_rows = metrics.accuracy_by_subset(margins, subsets, n_boot=cfg.n_boot, seed=cfg.seed)
+    rep.tables.append(Table("Pairwise accuracy (95% bootstrap CI)", acc_rows))
+
+    # Calibration: fit T on a validation split, report test before/after.
+    val, test = split_validation(len(rows), cfg.val_fraction, cfg.seed)
+    temperature = metrics.fit_temperature(margins[val])
+    before = metrics.pairwise_calibration(margins[test], 1.0, cfg.n_bins)
+    after = metrics.pairwise_calibration(margins[test], temperature, cfg.n_bins)
+    cal_rows = [{"": name, "T": c["temperature"], "ECE": c["ece"], "MCE": c["mce"], "Brier": c["brier"], "NLL": c["nll"]}
+                for name, c in (("before (T=1)", before), ("after temperature scaling", after))]
+    rep.tables.append(Table(f"Calibration on the test split ({len(test)} pairs; T fitted on {len(val)} validation pairs)", cal_rows))
+    rep.plots.append(plots.reliability_diagram({"before": before, "after": after}, out / "reliability.png"))
+
+    # Shift sweep (and the shifted sets reused for OOD detection).
+    gaussian = Gaussian.fit(embed_rows(rm, train_rows, bs))
+    in_logits = pair_logits(r_c, r_r)
+    in_scores = {**{name: fn(in_logits) for name, fn in LOGIT_DETECTORS.items()},
+                 "mahalanobis": pair_distances(gaussian, rm, rows, bs)}
+    shift_table, ood_table, roc_curves = [], [], {}
+    base = {"shift": "none", "field": "-", "p": 0.0, "accuracy": metrics.pairwise_accuracy(margins), "ece": before["ece"]}
+    jobs = [(s, f, p) for s in cfg.shifts for f in cfg.shift_fields for p in sorted(set(cfg.shift_levels) | {cfg.ood_p})]
+    for shift, fld, p in tqdm(jobs, desc="shifts", disable=not cfg.progress):
+        shifted = shift_rows(rows, shift, p, field=fld, seed=cfg.seed)
+        s_c, s_r = score_pairs(rm, shifted, bs)
+        s_margins = s_c - s_r
+        if p in cfg.shift_levels:
+            shift_table.append({"shift": shift, "field": fld, "p": p, "accuracy": metrics.pairwise_accuracy(s_margins),
+                                "ece": metrics.pairwise_calibration(s_margins, 1.0, cfg.n_bins)["ece"]})
+        if p == cfg.ood_p:
+            out_logits = pair_logits(s_c, s_r)
+            out_scores = {**{name: fn(out_logits) for name, fn in LOGIT_DETECTORS.items()},
+                          "mahalanobis": pair_distances(gaussian, rm, shifted, bs)}
+            for det, scores in out_scores.items():
+                auc = metrics.auroc(in_scores[det], scores)
+                ood_table.append({"shift": shift, "field": fld, "p": p, "detector": det, "auroc": auc,
+                                  "fpr@95tpr": metrics.fpr_at_tpr(in_scores[det], scores)})
+                if (shift, fld) == (cfg.shifts[0], cfg.shift_fields[0]):
+                    fpr, tpr = metrics.roc_points(in_scores[det], scores)
+                    roc_curves[det] = (fpr, tpr, auc)
+    shift_table.insert(0, base)
+    rep.tables.append(Table("Accuracy and ECE per shift level", shift_table))
+    rep.tables.append(Table(f"OOD detection: in-distribution vs shifted at p={cfg.ood_p}", ood_table))
+    rep.plots.append(plots.shift_plot(shift_table[1:], out / "shift.png"))
+    rep.plots.append(plots.roc_plot(roc_curves, out / "roc.png",
+                                    title=f"OOD ROC: {cfg.shifts[0]} on {cfg.shift_fields[0]}, p={cfg.ood_p}"))
+    rep.results = {"kind": "bt", "n_pairs": len(rows), "accuracy": acc_rows, "temperature": temperature,
+                   "calibration": {"before": before, "after": after}, "shift": shift_table, "ood": ood_table}
+    return rep
+
+
+# ----------------------------------------------------------------------------- prm / quantile
+
+
+def _ood_only(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, Any]], cfg: Any, out: Path, rep: Report) -> list[dict[str, Any]]:
+    """Mahalanobis OOD rows for non-pairwise kinds (no 2-class logits there)."""
+    gaussian = Gaussian.fit(embed_rows(rm, train_rows, cfg.batch_size))
+    in_d = pair_distances(gaussian, rm, rows, cfg.batch_size)
+    table, curves = [], {}
+    for shift in tqdm(cfg.shifts, desc="ood", disable=not cfg.progress):
+        for fld in cfg.shift_fields:
+            out_d = pair_distances(gaussian, rm, shift_rows(rows, shift, cfg.ood_p, field=fld, seed=cfg.seed), cfg.batch_size)
+            auc = metrics.auroc(in_d, out_d)
+            table.append({"shift": shift, "field": fld, "p": cfg.ood_p, "detector": "mahalanobis", "auroc": auc,
+                          "fpr@95tpr": metrics.fpr_at_tpr(in_d, out_d)})
+            fpr, tpr = metrics.roc_points(in_d, out_d)
+            curves[f"{shift} ({fld})"] = (fpr, tpr, auc)
+    rep.tables.append(Table(f"OOD detection (Mahalanobis) at p={cfg.ood_p}", table))
+    rep.plots.append(plots.roc_plot(curves, out / "roc.png", title=f"OOD ROC (Mahalanobis), p={cfg.ood_p}"))
+    return table
+
+
+def evaluate_prm(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, Any]], cfg: Any, out: Path) -> Report:
+    rep = Report(title=f"Reward-model evaluation (prm): {cfg.rm}")
+    scores = rm.score(_prompts(rows), [list(r["completions"]) for r in rows], batch_size=cfg.batch_size)
+    res = metrics.prm_metrics([s.step_probs for s in scores], [r["labels"] for r in rows], cfg.prm_threshold)
+    rep.tables.append(Table("Step-level metrics", [res]))
+    rep.results = {"kind": "prm", **res, "ood": _ood_only(rm, rows, train_rows, cfg, out, rep)}
+    return rep
+
+
+def evaluate_quantile(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, Any]], cfg: Any, out: Path) -> Report:
+    rep = Report(title=f"Reward-model evaluation (quantile): {cfg.rm}")
+    if cfg.score_column not in rows[0]:
+        raise ValueError(f"--score-column {cfg.score_column!r} is not a column of the data; found {sorted(rows[0])}")
+    scores = rm.score(_prompts(rows), [r["response"] for r in rows], batch_size=cfg.batch_size)
+    taus = np.asarray(scores[0].taus, dtype=float)
+    q = np.asarray([s.quantiles for s in scores], dtype=float)  # [N, K]
+    y = np.asarray([float(r[cfg.score_column]) for r in rows])
+    res = {"n": len(rows), "coverage_10_90": metrics.interval_coverage(taus, q, y, 0.1, 0.9), "nominal": 0.8,
+           "pinball": metrics.pinball_loss(taus, q, y),
+           "mae_of_mean": float(np.mean(np.abs(np.asarray([s.mean for s in scores]) - y)))}
+    rep.tables.append(Table("Quantile metrics", [res]))
+    rep.results = {"kind": "quantile", **res, "ood": _ood_only(rm, rows, train_rows, cfg, out, rep)}
+    return rep
+
+
+EVALUATORS = {"bt": evaluate_bt, "prm": evaluate_prm, "quantile": evaluate_quantile}
+
+
+def evaluate_rm(rm: Any, cfg: Any, out_dir: str | Path) -> Report:
+    """Run the evaluation for `rm.kind` on `cfg.data` (or the default held-out rows)."""
+    out = Path(out_dir)
+    if rm.kind not in EVALUATORS:
+        raise ValueError(f"reward model kind {rm.kind!r} is not supported; supported: {', '.join(EVALUATORS)}")
+    data_kind = RM_KIND_TO_DATA[rm.kind]
+    rows = rows_or_default(cfg.data, data_kind, cfg.n, "test", cfg.seed, "--data")
+    train_rows = rows_or_default(cfg.train_data, data_kind, cfg.n_train, "train", cfg.seed, "--train-data")
+    return EVALUATORS[rm.kind](rm, rows, train_rows, cfg, out)
