@@ -1,0 +1,227 @@
+"""Scoring API: `load_reward_model(path)` -> a `LoadedRewardModel` with `score` and `embed`.
+
+What `score` returns depends on the kind (see docs/contracts.md):
+- bt       : `list[float]`, one reward per (prompt, response)
+- quantile : `list[QuantileScore]` (quantiles, mean, lower quantile, CVaR, spread)
+- prm      : `list[StepScores]`, from `score(prompts, steps)` with `steps` a list of step lists
+
+Scoring runs in batches of `batch_size` (inputs sorted by length, results in input order), on the
+model's device, under `torch.no_grad()`, with the truncation described in `reward_models.encoding`.
+
+>>> import math
+>>> q = QuantileScore(taus=[0.25, 0.5, 0.75], quantiles=[1.0, 2.0, 4.0])
+>>> q.mean, q.lower(0.5), q.cvar(0.5), q.spread
+(2.3333333333333335, 2.0, 1.5, 3.0)
+>>> s = StepScores(step_probs=[0.9, 0.5, 0.8])
+>>> s.min, s.last, round(s.product, 2), round(s.mean, 4)
+(0.5, 0.8, 0.36, 0.7333)
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+from reward_models.backbones import load_tokenizer
+from reward_models.encoding import PairEncoder, collate
+from reward_models.modeling import RewardModel
+
+
+def _interpolate(taus: Sequence[float], values: Sequence[float], level: float) -> float:
+    """Piecewise-linear quantile function through (taus, values), flat beyond the end levels."""
+    if level <= taus[0]:
+        return float(values[0])
+    if level >= taus[-1]:
+        return float(values[-1])
+    j = bisect.bisect_right(taus, level)
+    t0, t1, v0, v1 = taus[j - 1], taus[j], values[j - 1], values[j]
+    return float(v0 + (v1 - v0) * (level - t0) / (t1 - t0))
+
+
+@dataclass(frozen=True)
+class QuantileScore:
+    """The predicted reward distribution of one response (ascending `quantiles` at levels `taus`)."""
+
+    taus: list[float]
+    quantiles: list[float]
+    attribute_quantiles: dict[str, list[float]] = field(default_factory=dict)  # per attribute
+    gate: dict[str, float] = field(default_factory=dict)  # mixing weight per attribute
+
+    @property
+    def mean(self) -> float:
+        """The mean of the quantiles: the scalar score (and what preference training ranks)."""
+        return sum(self.quantiles) / len(self.quantiles)
+
+    def lower(self, alpha: float) -> float:
+        """The quantile at level `alpha` (interpolated between levels): a pessimistic score."""
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        return _interpolate(self.taus, self.quantiles, alpha)
+
+    def cvar(self, alpha: float) -> float:
+        """CVaR_alpha: the mean of the quantiles with tau <= alpha (the lowest one if none is)."""
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        tail = [q for t, q in zip(self.taus, self.quantiles) if t <= alpha + 1e-9]
+        return sum(tail) / len(tail) if tail else float(self.quantiles[0])
+
+    @property
+    def spread(self) -> float:
+        """Interquartile range q(0.75) - q(0.25): the model's uncertainty about this reward."""
+        return _interpolate(self.taus, self.quantiles, 0.75) - _interpolate(self.taus, self.quantiles, 0.25)
+
+
+@dataclass(frozen=True)
+class StepScores:
+    """Per-step probabilities that each step is correct; NaN for a step truncated away."""
+
+    step_probs: list[float]
+
+    @property
+    def _kept(self) -> list[float]:
+        kept = [p for p in self.step_probs if not math.isnan(p)]
+        if not kept:
+            raise ValueError("every step was truncated away; score with a larger max_seq_length")
+        return kept
+
+    @property
+    def n_truncated(self) -> int:
+        return sum(math.isnan(p) for p in self.step_probs)
+
+    @property
+    def min(self) -> float:
+        return min(self._kept)
+
+    @property
+    def last(self) -> float:
+        return self._kept[-1]
+
+    @property
+    def product(self) -> float:
+        return math.prod(self._kept)
+
+    @property
+    def mean(self) -> float:
+        return sum(self._kept) / len(self._kept)
+
+
+def _check_lengths(prompts: Sequence[Any], others: Sequence[Any], name: str) -> None:
+    if isinstance(prompts, str) or isinstance(others, str):
+        raise TypeError(f"prompts and {name} must be lists (one item each), not a single string")
+    if len(prompts) != len(others):
+        raise ValueError(f"got {len(prompts)} prompts but {len(others)} {name}; pass one per prompt")
+
+
+class LoadedRewardModel:
+    """A trained reward model with its tokenizer: `kind`, `device`, `score`, `embed`."""
+
+    def __init__(self, model: RewardModel, tokenizer: Any, batch_size: int = 32) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.batch_size = batch_size
+        self.encoder = PairEncoder(tokenizer, max_length=model.config.max_seq_length)
+
+    @property
+    def kind(self) -> str:
+        return self.model.config.kind
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def to(self, device: str | torch.device) -> "LoadedRewardModel":
+        self.model.to(device)
+        return self
+
+    def save_pretrained(self, directory: str | Path) -> None:
+        self.model.save_pretrained(directory)
+        self.tokenizer.save_pretrained(directory)
+
+    @torch.no_grad()
+    def _run(self, items: list[dict[str, Any]], batch_size: int | None) -> list[dict[str, torch.Tensor]]:
+        """Forward `items` in length-sorted batches; returns per-item output dicts in input order."""
+        size = batch_size or self.batch_size
+        if size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {size}")
+        order = sorted(range(len(items)), key=lambda i: len(items[i]["input_ids"]))
+        results: list[dict[str, torch.Tensor]] = [{} for _ in items]
+        pad = self.tokenizer.pad_token_id
+        for start in range(0, len(order), size):
+            idx = order[start : start + size]
+            batch = {k: v.to(self.device) for k, v in collate([items[i] for i in idx], pad).items()}
+            out = self.model(**batch)
+            for row, i in enumerate(idx):
+                results[i] = {k: v[row].float().cpu() for k, v in out.items()}
+        return results
+
+    def _pairs(self, prompts: Sequence[Any], responses: Sequence[Any]) -> list[dict[str, Any]]:
+        _check_lengths(prompts, responses, "responses")
+        return [self.encoder.encode_pair(p, r) for p, r in zip(prompts, responses)]
+
+    def embed(self, prompts: Sequence[Any], responses: Sequence[Any], batch_size: int | None = None) -> torch.Tensor:
+        """The pooled backbone embedding the head reads: [N, H] (float32, on CPU)."""
+        outs = self._run(self._pairs(prompts, responses), batch_size)
+        if not outs:
+            return torch.zeros(0, self.model.config.hidden_size)
+        return torch.stack([o["pooled"] for o in outs])
+
+    def score(self, prompts: Sequence[Any], responses: Sequence[Any], batch_size: int | None = None) -> list[Any]:
+        """Per-item results; for prm, `responses` is a list of step lists (see the module doc)."""
+        return SCORERS[self.kind](self, prompts, responses, batch_size)
+
+
+def _score_bt(rm: LoadedRewardModel, prompts, responses, batch_size) -> list[float]:
+    return [float(o["rewards"]) for o in rm._run(rm._pairs(prompts, responses), batch_size)]
+
+
+def _score_quantile(rm: LoadedRewardModel, prompts, responses, batch_size) -> list[QuantileScore]:
+    taus, names = list(rm.config.taus), list(rm.config.attributes)
+    out = []
+    for o in rm._run(rm._pairs(prompts, responses), batch_size):
+        out.append(
+            QuantileScore(
+                taus=taus,
+                quantiles=o["quantiles"].tolist(),
+                attribute_quantiles={n: o["attribute_quantiles"][a].tolist() for a, n in enumerate(names)},
+                gate={n: float(o["gate"][a]) for a, n in enumerate(names)},
+            )
+        )
+    return out
+
+
+def _score_prm(rm: LoadedRewardModel, prompts, steps, batch_size) -> list[StepScores]:
+    _check_lengths(prompts, steps, "step lists")
+    for i, s in enumerate(steps):
+        if isinstance(s, str) or not all(isinstance(x, str) for x in s):
+            raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i} is {type(s).__name__}")
+    items = [rm.encoder.encode_steps(p, s, rm.config.step_separator) for p, s in zip(prompts, steps)]
+    outs = rm._run(items, batch_size)
+    result = []
+    for item, o in zip(items, outs):
+        probs = torch.sigmoid(o["step_logits"])
+        result.append(StepScores([float(probs[p]) if p >= 0 else math.nan for p in item["step_positions"]]))
+    return result
+
+
+SCORERS: dict[str, Callable[..., list[Any]]] = {"bt": _score_bt, "quantile": _score_quantile, "prm": _score_prm}
+
+
+def load_reward_model(path: str | Path, device: str | torch.device | None = None, batch_size: int = 32) -> LoadedRewardModel:
+    """Load a reward model saved by `rewardlab train-rm` (or `save_pretrained`) from a directory
+    or hub name; `device` defaults to CUDA when available."""
+    path = str(path)
+    if Path(path).is_dir() and not (Path(path) / "config.json").exists():
+        raise FileNotFoundError(f"{path} has no config.json: not a saved reward model (pass the run's 'final' or a checkpoint dir)")
+    model = RewardModel.from_pretrained(path)
+    tokenizer = load_tokenizer(path)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    return LoadedRewardModel(model.to(device), tokenizer, batch_size=batch_size)
