@@ -91,3 +91,77 @@ def reward_metrics(fn: Any) -> dict[str, float]:
 
 def reward_name(fn: Any) -> str:
     return getattr(fn, "name", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers shared by the built-in rewards.
+
+# Keyword arguments that trainers pass next to the dataset columns; they are never data.
+TRAINER_KWARGS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
+
+
+def prompt_text(prompt: Text) -> str:
+    """The text of a prompt: a string as is, or its chat messages joined one per line.
+
+    >>> prompt_text([{"role": "user", "content": "1+1="}])
+    '1+1='
+    """
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence) and all(isinstance(m, dict) for m in prompt):
+        return "\n".join(str(m.get("content", "")) for m in prompt)
+    raise TypeError(f"a prompt must be a string or a list of chat messages, got {type(prompt).__name__}")
+
+
+def data_columns(columns: dict[str, Any]) -> dict[str, Any]:
+    """The dataset columns among a reward's keyword arguments (trainer extras removed)."""
+    return {k: v for k, v in columns.items() if k not in TRAINER_KWARGS}
+
+
+def require_column(columns: dict[str, Any], name: str, n: int, who: str) -> list[Any]:
+    """Column `name` as a list of `n` values; a clear error names the column and what was passed.
+
+    >>> require_column({"answer": ["2"]}, "answer", 1, "verifier reward")
+    ['2']
+    """
+    if name not in columns or columns[name] is None:
+        passed = sorted(data_columns(columns))
+        raise ValueError(
+            f"{who} needs the column {name!r} (one value per completion), but the columns passed were "
+            f"{passed}; add {name!r} to the dataset or point the reward at another column"
+        )
+    values = list(columns[name])
+    if len(values) != n:
+        raise ValueError(f"{who}: column {name!r} has {len(values)} values for {n} completions")
+    return values
+
+
+def check_batch(prompts: Sequence[Text], completions: Sequence[Text], who: str) -> None:
+    if len(prompts) != len(completions):
+        raise ValueError(f"{who}: got {len(prompts)} prompts but {len(completions)} completions; pass one prompt per completion")
+
+
+def publish(fn: Any, metrics: dict[str, float], columns: dict[str, Any]) -> dict[str, float]:
+    """Record `metrics` as `fn.last_metrics`, and hand them to a trainer's `log_metric` callback
+    (TRL passes one) under `<reward name>/<metric>`. Returns the metrics."""
+    store = getattr(fn, "last_metrics", None)
+    if isinstance(store, dict):
+        store.clear()
+        store.update(metrics)
+    else:
+        try:
+            fn.last_metrics = dict(metrics)
+        except AttributeError:  # pragma: no cover - objects that refuse attributes
+            pass
+    log_metric = columns.get("log_metric")
+    if callable(log_metric):
+        name = reward_name(fn)
+        for key, value in metrics.items():
+            log_metric(f"{name}/{key}", float(value))
+    return metrics
+
+
+def mean_or_nan(values: Sequence[float | None]) -> float:
+    """Mean of the non-None values (nan when there are none)."""
+    kept = [float(v) for v in values if v is not None]
+    return sum(kept) / len(kept) if kept else float("nan")

@@ -1,0 +1,227 @@
+"""Composition: several rewards -> one total, every component logged under its own name.
+
+`Combine` takes (name, reward, weight) components. A weight of 0 logs the component without
+training on it. Normalisation (`normalize`: none / batch / group z-scores) is applied either to each
+component before the weighted sum (`order="normalize_then_sum"`) or to the total
+(`order="sum_then_normalize"`). `gates` make a component count only where another component
+passes (e.g. the RM reward only when the format is right). `none` says what a None component does
+to the total: `skip` it, count it as `zero`, or `propagate` None. The total is clipped to `clip`.
+
+For TRL, `Combine.as_trl()` gives `reward_funcs` and `reward_weights` (gates applied by wrapping).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from rewards.base import RewardOutput, Text, check_batch, publish, reward_metrics, reward_name
+from rewards.ttrl import group_indices
+
+Values = list[float | None]
+
+
+def _zscore(values: Values, eps: float = 1e-6) -> Values:
+    kept = [v for v in values if v is not None]
+    if not kept:
+        return list(values)
+    mean = sum(kept) / len(kept)
+    std = math.sqrt(sum((v - mean) ** 2 for v in kept) / len(kept))
+    return [None if v is None else (v - mean) / (std + eps) for v in values]
+
+
+def normalize_none(values: Values, groups: list[list[int]]) -> Values:
+    """No normalisation."""
+    return list(values)
+
+
+def normalize_batch(values: Values, groups: list[list[int]]) -> Values:
+    """z-score over the batch (None values ignored and kept).
+
+    >>> [None if v is None else round(v, 3) for v in normalize_batch([1.0, 3.0, None], [[0, 1, 2]])]
+    [-1.0, 1.0, None]
+    """
+    return _zscore(values)
+
+
+def normalize_group(values: Values, groups: list[list[int]]) -> Values:
+    """z-score within each prompt group (completions sharing a prompt).
+
+    >>> [round(v, 3) for v in normalize_group([1.0, 3.0, 5.0, 5.0], [[0, 1], [2, 3]])]
+    [-1.0, 1.0, 0.0, 0.0]
+    """
+    out: Values = list(values)
+    for g in groups:
+        for i, v in zip(g, _zscore([values[i] for i in g])):
+            out[i] = v
+    return out
+
+
+NORMALIZERS: dict[str, Callable[[Values, list[list[int]]], Values]] = {
+    "none": normalize_none,
+    "batch": normalize_batch,
+    "group": normalize_group,
+}
+ORDERS = ("normalize_then_sum", "sum_then_normalize")
+NONE_POLICIES = ("skip", "zero", "propagate")
+
+
+@dataclass(frozen=True)
+class Gated:
+    """`reward` where `gate`'s value is >= `threshold`, else `closed_value` (None items stay None).
+
+    >>> from rewards.shaping import FormatReward
+    >>> fn = Gated(lambda p, c, **k: [0.7, 0.7], FormatReward("integer"))
+    >>> fn(["q", "q"], ["12", "twelve"])
+    [0.7, 0.0]
+    """
+
+    reward: Any
+    gate: Any
+    threshold: float = 0.5
+    closed_value: float = 0.0
+    name: str = ""
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", f"{reward_name(self.reward)}_if_{reward_name(self.gate)}")
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Values:
+        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        values = list(self.reward(prompts, completions, **inner))
+        gate = list(self.gate(prompts, completions, **inner))
+        out = [None if v is None else (v if g is not None and g >= self.threshold else self.closed_value) for v, g in zip(values, gate)]
+        publish(self, {"gate_open_frac": sum(g is not None and g >= self.threshold for g in gate) / max(len(gate), 1)}, columns)
+        return out
+
+
+@dataclass(frozen=True)
+class Combine:
+    """A weighted combination of rewards that reports every component.
+
+    components: sequence of (name, reward, weight); names must be distinct.
+
+    >>> from rewards.shaping import FormatReward, LengthPenalty
+    >>> fn = Combine([("format", FormatReward("integer"), 1.0), ("length", LengthPenalty(target=2, coef=1.0), 0.5)])
+    >>> fn(["q", "q"], ["12", "1234"])
+    [1.0, 0.5]
+    >>> fn.last_metrics["length/mean"], fn.last_metrics["format/mean"]
+    (-0.5, 1.0)
+    """
+
+    components: Sequence[tuple[str, Any, float]]
+    normalize: str = "none"  # none | batch | group (z-scores; group = per prompt)
+    order: str = "normalize_then_sum"  # normalize_then_sum | sum_then_normalize
+    gates: dict[str, str] = field(default_factory=dict)  # component -> component that must pass for it to count
+    gate_threshold: float = 0.5  # a gate passes where its value is >= this
+    clip: tuple[float | None, float | None] = (None, None)  # bounds of the total
+    none: str = "skip"  # what a None component does to the total: skip | zero | propagate
+    name: str = "combined"
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        names = [c[0] for c in self.components]
+        if not names:
+            raise ValueError("Combine needs at least one component (name, reward, weight)")
+        if len(set(names)) != len(names):
+            raise ValueError(f"Combine component names must be distinct, got {names}")
+        for label, value, valid in (("normalize", self.normalize, tuple(NORMALIZERS)), ("order", self.order, ORDERS),
+                                    ("none", self.none, NONE_POLICIES)):
+            if value not in valid:
+                raise ValueError(f"Combine.{label} must be one of {', '.join(valid)}, got {value!r}")
+        for target, gate in self.gates.items():
+            if target not in names or gate not in names:
+                raise ValueError(f"Combine.gates {target!r} -> {gate!r}: both must be component names ({', '.join(names)})")
+        object.__setattr__(self, "components", tuple((n, f, float(w)) for n, f, w in self.components))
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def as_trl(self) -> dict[str, list[Any]]:
+        """`reward_funcs` / `reward_weights` for TRL's GRPOConfig/GRPOTrainer (gates applied by
+        wrapping; normalisation, clipping and None policy are this class's own and are not carried)."""
+        by_name = {n: f for n, f, _ in self.components}
+        funcs = [Gated(f, by_name[self.gates[n]], self.gate_threshold, name=n) if n in self.gates else f
+                 for n, f, _ in self.components]
+        return {"reward_funcs": funcs, "reward_weights": [w for _, _, w in self.components]}
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Any:
+        check_batch(prompts, completions, self.name)
+        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        groups = group_indices(prompts)
+        norm = NORMALIZERS[self.normalize]
+        raw: dict[str, Any] = {}
+        metrics: dict[str, float] = {}
+        for name, fn, _ in self.components:
+            out = fn(prompts, completions, **inner)
+            if len(out) != len(completions):
+                raise ValueError(f"component {name!r} returned {len(out)} rewards for {len(completions)} completions")
+            raw[name] = out
+            values = [None if v is None else float(v) for v in out]
+            kept = [v for v in values if v is not None]
+            metrics[f"{name}/mean"] = sum(kept) / len(kept) if kept else float("nan")
+            metrics[f"{name}/none_frac"] = (len(values) - len(kept)) / max(len(values), 1)
+            for key, value in reward_metrics(fn).items():
+                metrics[f"{name}/{key}"] = value
+        values = {name: [None if v is None else float(v) for v in out] for name, out in raw.items()}
+        for target, gate in self.gates.items():
+            g = values[gate]
+            values[target] = [None if v is None else (v if g[i] is not None and g[i] >= self.gate_threshold else 0.0)
+                              for i, v in enumerate(values[target])]
+            metrics[f"{target}/gate_open_frac"] = sum(x is not None and x >= self.gate_threshold for x in g) / max(len(g), 1)
+        if self.order == "normalize_then_sum":
+            values = {name: norm(v, groups) for name, v in values.items()}
+        totals = self._sum(values, len(completions))
+        if self.order == "sum_then_normalize":
+            totals = norm(totals, groups)
+        lo, hi = self.clip
+        totals = [None if t is None else min(max(t, lo if lo is not None else t), hi if hi is not None else t) for t in totals]
+        kept = [t for t in totals if t is not None]
+        metrics["total/mean"] = sum(kept) / len(kept) if kept else float("nan")
+        metrics["total/none_frac"] = (len(totals) - len(kept)) / max(len(totals), 1)
+        publish(self, metrics, columns)
+        dense = [(name, w) for name, _, w in self.components if w and isinstance(raw[name], RewardOutput) and raw[name].is_dense]
+        if not dense:
+            return totals
+        return self._dense_output(raw, dense, totals, metrics)
+
+    def _sum(self, values: dict[str, Values], n: int) -> Values:
+        totals: Values = []
+        for i in range(n):
+            parts = [(values[name][i], w) for name, _, w in self.components if w != 0.0]
+            if self.none == "propagate" and any(v is None for v, _ in parts):
+                totals.append(None)
+            elif self.none == "skip" and all(v is None for v, _ in parts):
+                totals.append(None)
+            else:
+                totals.append(sum(w * (v or 0.0) for v, w in parts))
+        return totals
+
+    @staticmethod
+    def _dense_output(raw: dict[str, Any], dense: list[tuple[str, float]], totals: Values, metrics: dict[str, float]) -> RewardOutput:
+        """Per-step rewards of the (single) dense component, scaled by its weight; whatever the
+        total has beyond them (other components, normalisation, clipping) goes on the last step,
+        so that sum(step_rewards[i]) == totals[i]."""
+        if len(dense) > 1:
+            raise ValueError(f"Combine can place only one dense component on steps, got {[n for n, _ in dense]}")
+        name, w = dense[0]
+        out: RewardOutput = raw[name]
+        steps, ends = [], []
+        for i, total in enumerate(totals):
+            r = [w * x for x in out.step_rewards[i]]
+            e = list(out.step_ends[i])
+            if total is None or not r:
+                steps.append([] if total is None else [total])
+                ends.append([] if total is None else [e[-1] if e else 0])
+                continue
+            r[-1] += total - sum(r)
+            steps.append(r)
+            ends.append(e)
+        return RewardOutput(totals=totals, step_rewards=steps, step_ends=ends, metrics=dict(metrics))

@@ -1,0 +1,177 @@
+"""Generative-RM rewards: an LLM judge as the reward.
+
+- `GenerativeRMReward(judge, mode="pyes")`: score = P("Yes") to "Is this solution correct?"
+  (GenRM / RL^V verifier); `mode="pointwise"`: per prompt, k sampled judgments each give every
+  response an integer score 1-10 and the reward is the voted (summed) score (DeepSeek-GRM).
+- `FlawedPositiveReward(reward, locate)`: FAPO. For every item the base reward counts as positive,
+  a judge names the first wrong step (-1 if none); a flawed positive loses `penalty`
+  (penalty 1 sets a 1.0 reward to 0).
+
+`judge` follows `reward_models.generative.GenerativeJudge` (`p_yes`, `pointwise`, `generate`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from rewards.base import Text, check_batch, completion_text, prompt_text, publish
+from rewards.prm import split_steps
+from rewards.ttrl import group_indices
+
+MODES = ("pyes", "pointwise")
+
+
+@dataclass(frozen=True)
+class GenerativeRMReward:
+    """Reward from a generative judge: P("Yes") (`pyes`) or voted pointwise scores (`pointwise`).
+
+    >>> from types import SimpleNamespace as NS
+    >>> class Judge:
+    ...     def p_yes(self, questions, solutions): return [0.9 if s.endswith("2") else 0.1 for s in solutions]
+    ...     def pointwise(self, prompt, responses, k=4, seed=0):
+    ...         return NS(scores=[7.0 * k if r.endswith("2") else 2.0 * k for r in responses], n_unparseable=0)
+    >>> GenerativeRMReward(Judge())(["1+1="] * 2, ["2", "3"])
+    [0.9, 0.1]
+    >>> GenerativeRMReward(Judge(), mode="pointwise", k=2)(["1+1="] * 2, ["2", "3"])
+    [14.0, 4.0]
+    """
+
+    judge: Any  # GenerativeJudge-like
+    mode: str = "pyes"  # pyes | pointwise
+    k: int = 4  # pointwise: judgments sampled per prompt (scores are summed: voting)
+    seed: int = 0  # pointwise: sampling seed (responses are shuffled per judgment)
+    name: str = "genrm"
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"GenerativeRMReward.mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.k < 1:
+            raise ValueError(f"GenerativeRMReward.k must be >= 1, got {self.k}")
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
+        check_batch(prompts, completions, self.name)
+        texts = [completion_text(c) for c in completions]
+        if self.mode == "pyes":
+            out: list[float | None] = [float(x) for x in self.judge.p_yes([prompt_text(p) for p in prompts], texts)]
+            metrics = {"p_yes_mean": sum(out) / max(len(out), 1)}
+        else:
+            out = [None] * len(texts)
+            unparseable = 0.0
+            for g in group_indices(prompts):
+                result = self.judge.pointwise(prompt_text(prompts[g[0]]), [texts[i] for i in g], k=self.k, seed=self.seed)
+                for i, s in zip(g, result.scores):
+                    out[i] = None if s is None else float(s)
+                unparseable += float(getattr(result, "n_unparseable", 0))
+            kept = [x for x in out if x is not None]
+            metrics = {"score_mean": sum(kept) / len(kept) if kept else float("nan"), "n_unparseable": unparseable,
+                       "none_frac": (len(out) - len(kept)) / max(len(out), 1)}
+        publish(self, metrics, columns)
+        return out
+
+
+FIRST_ERROR_TEMPLATE = (
+    "Problem: {question}\nSolution steps:\n{steps}\n"
+    "Which is the first incorrect step? Answer with its number, or -1 if every step is correct.\nAnswer:"
+)
+
+
+def parse_step_index(text: str, n_steps: int) -> int | None:
+    """The step number a judge names (1-based in the text -> 0-based), -1 for "none", None when unreadable.
+
+    >>> parse_step_index(" Step 2 is wrong", 3), parse_step_index("-1", 3), parse_step_index("maybe", 3)
+    (1, -1, None)
+    """
+    m = re.search(r"-?\d+", text)
+    if not m:
+        return None
+    value = int(m.group())
+    if value == -1:
+        return -1
+    return value - 1 if 1 <= value <= n_steps else None
+
+
+def judge_first_error(judge: Any, template: str = FIRST_ERROR_TEMPLATE, max_new_tokens: int = 8) -> Callable[..., list[int | None]]:
+    """A `locate(questions, steps) -> list[first wrong step | -1 | None]` that asks `judge.generate`."""
+
+    def locate(questions: Sequence[str], steps: Sequence[Sequence[str]]) -> list[int | None]:
+        prompts = [template.format(question=q, steps="\n".join(f"{k + 1}. {s}" for k, s in enumerate(st)))
+                   for q, st in zip(questions, steps)]
+        answers = judge.generate(prompts, max_new_tokens=max_new_tokens)
+        return [parse_step_index(a, len(st)) for a, st in zip(answers, steps)]
+
+    return locate
+
+
+@dataclass(frozen=True)
+class FlawedPositiveReward:
+    """FAPO: a positive (correct-answer) completion whose working has a wrong step loses `penalty`.
+
+    >>> base = lambda p, c, **k: [1.0, 1.0, 0.0]
+    >>> locate = lambda qs, steps: [1 if "bad" in "".join(s) else -1 for s in steps]
+    >>> fn = FlawedPositiveReward(base, locate)
+    >>> fn(["q"] * 3, ["a\\nbad\\n4", "a\\nb\\n4", "a\\nbad\\n5"]), fn.last_metrics["flawed_positives"]
+    ([0.0, 1.0, 0.0], 1.0)
+    """
+
+    reward: Any  # the base (outcome) reward, e.g. VerifierReward
+    locate: Callable[..., list[int | None]]  # (questions, steps) -> first wrong step index, -1 none, None unreadable
+    penalty: float = 1.0  # lambda: subtracted from a flawed positive's reward
+    positive_threshold: float = 0.5  # items with base reward >= this are checked
+    separator: str = "\n"
+    name: str = "fapo"
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
+        check_batch(prompts, completions, self.name)
+        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        base = list(self.reward(prompts, completions, **inner))
+        positives = [i for i, r in enumerate(base) if r is not None and r >= self.positive_threshold]
+        steps = [split_steps(completion_text(completions[i]), self.separator)[0] for i in positives]
+        found = self.locate([prompt_text(prompts[i]) for i in positives], steps) if positives else []
+        out = list(base)
+        flawed = unreadable = 0
+        for i, where in zip(positives, found):
+            if where is None:
+                unreadable += 1
+            elif where >= 0:
+                flawed += 1
+                out[i] = base[i] - self.penalty
+        publish(self, {"positives": float(len(positives)), "flawed_positives": float(flawed),
+                       "judge_unreadable": float(unreadable),
+                       "flawed_frac": flawed / len(positives) if positives else 0.0}, columns)
+        return out
+
+
+def _load_judge(path: str) -> Any:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from reward_models.generative import GenerativeJudge
+
+    return GenerativeJudge(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path))
+
+
+def genrm_from_spec(path: str | None = None, mode: str = "pyes", k: int = 4, seed: int = 0) -> GenerativeRMReward:
+    if not path:
+        raise ValueError("the spec genrm:PATH needs the path (or hub name) of a causal LM judge")
+    if mode not in MODES:
+        raise ValueError(f"genrm spec: mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return GenerativeRMReward(_load_judge(path), mode=mode, k=k, seed=seed)
+
+
+def fapo_from_spec(path: str | None = None, kind: str = "math", penalty: float = 1.0, column: str = "answer") -> FlawedPositiveReward:
+    if not path:
+        raise ValueError("the spec fapo:PATH needs the path (or hub name) of a causal LM judge")
+    from rewards.verifier import VerifierReward
+
+    return FlawedPositiveReward(VerifierReward(kind=kind, answer_column=column), judge_first_error(_load_judge(path)), penalty=penalty)

@@ -1,0 +1,184 @@
+"""PRM reward: per-step scores of a process reward model, refined against reward hacking.
+
+With r_k the PRM score of the prefix ending at step k (k = 1..K):
+  raw         r~_k = r_k
+  clip        r~_k = min(r_k - eta, 0)                    (sum bounded above by 0)
+  delta       r~_k = r_k - r_{k+1} (k < K), r~_K = r_K     (sum from step t telescopes to r_t)
+  clip-delta  delta applied to the clipped scores
+Dense form: step k gets alpha * r~_k, and the success (verifier) reward is added at the last step.
+Outcome form (`aggregate` = min / last / product / mean): one value alpha * agg(r) + success at
+the last step. Padding a solution with repeated correct steps cannot raise the clip, delta or
+clip-delta totals (tests/rewards/test_prm.py checks it); the raw total grows with every step.
+
+eta: the Clip threshold is not published; we use 0.5 - a step the PRM thinks more likely right
+than wrong costs nothing, a doubtful one costs its shortfall.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from rewards.base import RewardOutput, Text, check_batch, completion_text, prompt_text, publish
+
+Scores = list[float]  # [K] prefix scores r_1..r_K of one completion
+
+
+def refine_raw(r: Scores, eta: float) -> Scores:
+    """r~_k = r_k.  r: [K] -> [K]
+
+    >>> refine_raw([0.9, 0.2], 0.5)
+    [0.9, 0.2]
+    """
+    return list(r)
+
+
+def refine_clip(r: Scores, eta: float) -> Scores:
+    """r~_k = min(r_k - eta, 0).  r: [K] -> [K]
+
+    >>> refine_clip([0.9, 0.2], 0.5)
+    [0.0, -0.3]
+    """
+    return [round(min(x - eta, 0.0), 12) + 0.0 for x in r]
+
+
+def refine_delta(r: Scores, eta: float) -> Scores:
+    """r~_k = r_k - r_{k+1} for k < K, r~_K = r_K.  r: [K] -> [K]
+
+    >>> refine_delta([0.9, 0.5, 0.8], 0.5)
+    [0.4, -0.3, 0.8]
+    """
+    return [round(r[k] - r[k + 1], 12) for k in range(len(r) - 1)] + list(r[-1:])
+
+
+def refine_clip_delta(r: Scores, eta: float) -> Scores:
+    """Delta of the clipped scores.  r: [K] -> [K]
+
+    >>> refine_clip_delta([0.9, 0.2, 0.4], 0.5)  # clipped: [0, -0.3, -0.1]
+    [0.3, -0.2, -0.1]
+    """
+    return refine_delta(refine_clip(r, eta), eta)
+
+
+REFINEMENTS: dict[str, Callable[[Scores, float], Scores]] = {
+    "raw": refine_raw,
+    "clip": refine_clip,
+    "delta": refine_delta,
+    "clip-delta": refine_clip_delta,
+}
+
+AGGREGATIONS: dict[str, Callable[[Scores], float]] = {
+    "min": lambda r: min(r),
+    "last": lambda r: r[-1],
+    "product": lambda r: math.prod(r),
+    "mean": lambda r: sum(r) / len(r),
+}
+
+
+def split_steps(text: str, separator: str = "\n") -> tuple[list[str], list[int]]:
+    """Non-empty steps of `text` and the character offset where each ends (exclusive).
+
+    >>> split_steps("a=1\\n\\nb=2\\n")
+    (['a=1', 'b=2'], [3, 8])
+    """
+    steps, ends, start = [], [], 0
+    while start <= len(text):
+        stop = text.find(separator, start) if separator else -1
+        stop = len(text) if stop < 0 else stop
+        piece = text[start:stop]
+        if piece.strip():
+            steps.append(piece)
+            ends.append(stop)
+        start = stop + max(len(separator), 1)
+    return steps, ends
+
+
+@dataclass(frozen=True)
+class PRMReward:
+    """Dense (or outcome) reward from a PRM, with Clip / Delta refinements and an optional success reward.
+
+    >>> from types import SimpleNamespace as NS
+    >>> class Fake:  # prefix scores: 0.9 for steps that contain "=", else 0.2
+    ...     kind = "prm"
+    ...     def score(self, prompts, steps, batch_size=32):
+    ...         return [NS(step_probs=[0.9 if "=" in s else 0.2 for s in item]) for item in steps]
+    >>> out = PRMReward(Fake(), refine="clip")(["q"], ["1+1=2\\nso"])
+    >>> out.totals, out.step_rewards, out.step_ends
+    ([-0.3], [[0.0, -0.3]], [[5, 8]])
+    """
+
+    model: Any  # PRM with .score(prompts, steps) -> list[StepScores] (step_probs: prefix scores)
+    refine: str = "clip-delta"  # raw | clip | delta | clip-delta (dense form)
+    aggregate: str | None = None  # min | last | product | mean: outcome form instead of dense
+    eta: float = 0.5  # Clip threshold
+    alpha: float = 1.0  # weight of the PRM part (alpha * dense + success)
+    success: Any = None  # reward added at the last step (e.g. VerifierReward); None: PRM only
+    separator: str = "\n"  # steps are split from the completion by this
+    batch_size: int = 32
+    name: str = "prm"
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.refine not in REFINEMENTS:
+            raise ValueError(f"PRMReward.refine must be one of {', '.join(REFINEMENTS)}, got {self.refine!r}")
+        if self.aggregate is not None and self.aggregate not in AGGREGATIONS:
+            raise ValueError(f"PRMReward.aggregate must be one of {', '.join(AGGREGATIONS)} or None, got {self.aggregate!r}")
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def shape(self, probs: Scores) -> Scores:
+        """Per-step PRM part (before success) for one completion's prefix scores.  [K] -> [K]"""
+        if self.aggregate is not None:
+            return [0.0] * (len(probs) - 1) + [self.alpha * AGGREGATIONS[self.aggregate](probs)]
+        return [self.alpha * x for x in REFINEMENTS[self.refine](probs, self.eta)]
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> RewardOutput:
+        check_batch(prompts, completions, self.name)
+        texts = [completion_text(c) for c in completions]
+        split = [split_steps(t, self.separator) for t in texts]
+        scored = [i for i, (steps, _) in enumerate(split) if steps]
+        scores = self.model.score([prompt_text(prompts[i]) for i in scored], [split[i][0] for i in scored], batch_size=self.batch_size)
+        probs: dict[int, Scores] = {i: [float(x) for x in s.step_probs] for i, s in zip(scored, scores)}
+        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        success = list(self.success(prompts, completions, **inner)) if self.success is not None else [0.0] * len(texts)
+        totals, steps_out, ends_out = [], [], []
+        for i, (steps, ends) in enumerate(split):
+            if i not in probs or success[i] is None:
+                totals.append(None), steps_out.append([]), ends_out.append([])
+                continue
+            if len(probs[i]) != len(steps):
+                raise ValueError(f"the PRM returned {len(probs[i])} step scores for {len(steps)} steps (item {i})")
+            r = self.shape(probs[i])
+            r[-1] += float(success[i])
+            totals.append(sum(r)), steps_out.append(r), ends_out.append(ends)
+        n = max(len(texts), 1)
+        metrics = {"empty": float(len(texts) - len(scored)), "none_frac": sum(t is None for t in totals) / n,
+                   "steps_mean": sum(len(s) for s, _ in split) / n,
+                   "prm_min_mean": sum(min(p) for p in probs.values()) / len(probs) if probs else math.nan,
+                   "success_mean": sum(float(s or 0.0) for s in success) / n}
+        publish(self, metrics, columns)
+        return RewardOutput(totals=totals, step_rewards=steps_out, step_ends=ends_out, metrics=dict(metrics))
+
+
+def prm_from_spec(path: str | None = None, *flags: str, eta: float = 0.5, alpha: float = 1.0, success: str | None = None,
+                  sep: str = "\n", column: str = "answer", batch_size: int = 32) -> PRMReward:
+    if not path:
+        raise ValueError("the spec prm:PATH needs the path (or hub name) of a process reward model")
+    refine, aggregate = "clip-delta", None
+    for flag in flags:
+        if flag in REFINEMENTS:
+            refine = flag
+        elif flag in AGGREGATIONS:
+            aggregate = flag
+        else:
+            raise ValueError(f"prm spec: unknown option {flag!r}; refinements: {', '.join(REFINEMENTS)}; "
+                             f"aggregations: {', '.join(AGGREGATIONS)}")
+    from rewards.learned import _load
+    from rewards.verifier import VerifierReward
+
+    success_fn = VerifierReward(kind=success, answer_column=column) if success else None
+    return PRMReward(_load(path, "prm", f"prm:{path}"), refine=refine, aggregate=aggregate, eta=eta, alpha=alpha,
+                     success=success_fn, separator=sep, batch_size=batch_size)

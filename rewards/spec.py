@@ -1,0 +1,150 @@
+"""Rewards by name: `build_reward(spec)` turns a spec string into a reward.
+
+Grammar:
+    spec      := term ("+" term)*            several terms -> a `Combine` (weights default to 1)
+    term      := single ("*" weight)?
+    single    := name (":" arg)*  |  module:function
+    arg       := value | key=value            (several key=value may share one arg, comma-separated)
+
+Examples: `verifier:math`, `verifier:math:no_answer=-0.5`, `ttrl`, `format:integer`,
+`rm:PATH`, `qrm:PATH:cvar=0.1`, `prm:PATH:clip-delta:success=math`, `genrm:PATH:pointwise:k=4`,
+`verifier:math*1.0+format*0.1`, `my_pkg.rewards:brevity`. Paths and regular expressions inside a
+spec must not contain `+`, `*` or `:` (build such rewards in Python instead).
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib
+from typing import Any, Callable
+
+from rewards import generative, learned, prm, shaping, ttrl, verifier
+from rewards.combine import Combine
+
+Factory = Callable[..., Any]
+
+
+def _value(text: str) -> Any:
+    low = text.lower()
+    if low in ("none", "null"):
+        return None
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return codecs.decode(text, "unicode_escape") if "\\" in text else text
+
+
+def _verifier(kind: str = "math", column: str = "answer", timeout: float | None = None, **verdicts: Any) -> Any:
+    return verifier.VerifierReward(kind=kind, answer_column=column, timeout=timeout, rewards=verifier.verdict_rewards(**verdicts))
+
+
+def _calibrated(kind: str = "math", column: str = "answer") -> Any:
+    return shaping.ConfidenceCalibratedReward(verifier.VerifierReward(kind=kind, answer_column=column))
+
+
+# name -> (factory(*positional, **keyword), usage). Add a reward by adding one line here.
+REWARDS: dict[str, tuple[Factory, str]] = {
+    "verifier": (_verifier, "verifier[:KIND][:VERDICT=VALUE,...][:column=answer][:timeout=S]"),
+    "ttrl": (lambda kind="math", column="answer": ttrl.MajorityVoteReward(kind=kind, gold_column=column), "ttrl[:KIND]"),
+    "format": (lambda pattern="think-answer": shaping.FormatReward(pattern), f"format[:{'|'.join(shaping.FORMAT_PATTERNS)}]"),
+    "overlong": (lambda max_length=512, cache=128: shaping.OverlongPenalty(max_length, cache), "overlong[:max_length=512,cache=128]"),
+    "repetition": (lambda ngram=3, max_penalty=-1.0: shaping.RepetitionPenalty(ngram, max_penalty), "repetition[:ngram=3,max_penalty=-1]"),
+    "length": (lambda target=256, coef=0.1: shaping.LengthPenalty(target, coef), "length[:target=256,coef=0.1]"),
+    "calibrated": (_calibrated, "calibrated[:KIND]"),
+    "rm": (learned.scalar_rm_from_spec, "rm:PATH[:standardize]"),
+    "qrm": (learned.quantile_rm_from_spec, "qrm:PATH[:mean|lower=A|cvar=A|risk=L][:standardize]"),
+    "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=\\n]"),
+    "genrm": (generative.genrm_from_spec, "genrm:PATH[:pyes|pointwise][:k=4]"),
+    "fapo": (generative.fapo_from_spec, "fapo:PATH[:KIND][:penalty=1]"),
+}
+
+
+def reward_names() -> list[str]:
+    return sorted(REWARDS)
+
+
+def _usage() -> str:
+    return "; ".join(usage for _, usage in REWARDS.values()) + "; a combination a*W+b*W; or module:function"
+
+
+def _split_args(parts: list[str]) -> tuple[list[Any], dict[str, Any]]:
+    positional, keyword = [], {}
+    for part in parts:
+        for piece in part.split(",") if "=" in part else [part]:
+            if "=" in piece:
+                key, _, value = piece.partition("=")
+                keyword[key.strip().replace("-", "_")] = _value(value.strip())
+            elif piece:
+                positional.append(piece)
+    return positional, keyword
+
+
+def _import_reward(spec: str) -> Any:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"reward spec {spec!r}: {module_name!r} is not a reward name ({', '.join(reward_names())}) "
+                         f"and cannot be imported as a module ({exc})") from None
+    if not hasattr(module, attr):
+        raise ValueError(f"reward spec {spec!r}: module {module_name!r} has no attribute {attr!r}")
+    fn = getattr(module, attr)
+    if not callable(fn):
+        raise ValueError(f"reward spec {spec!r}: {module_name}.{attr} is not callable")
+    return fn
+
+
+def build_single(spec: str) -> Any:
+    """One reward (no `+`/`*`) from its spec."""
+    spec = spec.strip()
+    name, *parts = spec.split(":")
+    if name in REWARDS:
+        factory, usage = REWARDS[name]
+        positional, keyword = _split_args(parts)
+        try:
+            return factory(*positional, **keyword)
+        except TypeError as exc:
+            raise ValueError(f"reward spec {spec!r}: bad arguments ({exc}); usage: {usage}") from None
+    if len(parts) == 1 and name and parts[0].isidentifier():
+        return _import_reward(spec)
+    raise ValueError(f"unknown reward {name!r} in spec {spec!r}; valid names: {', '.join(reward_names())} "
+                     f"(usage: {_usage()})")
+
+
+def build_reward(spec: str) -> Any:
+    """A reward from a spec string (see the module docstring).
+
+    >>> fn = build_reward("format:integer*1.0+length:target=2,coef=1*0.5")
+    >>> fn(["q", "q"], ["12", "1234"]), sorted(k for k in fn.last_metrics if k.endswith("/mean"))
+    ([1.0, 0.5], ['format/mean', 'length/mean', 'total/mean'])
+    >>> build_reward("nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown reward 'nope' in spec 'nope'; valid names: calibrated, fapo, format, genrm, length, ...
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"a reward spec must be a non-empty string, got {spec!r}; valid names: {', '.join(reward_names())}")
+    terms = [t.strip() for t in spec.split("+")]
+    if len(terms) == 1 and "*" not in terms[0]:
+        return build_single(terms[0])
+    components, seen = [], {}
+    for term in terms:
+        body, star, weight_text = term.rpartition("*")
+        if not star:
+            body, weight = term, 1.0
+        else:
+            try:
+                weight = float(weight_text)
+            except ValueError:
+                raise ValueError(f"reward spec {spec!r}: weight {weight_text!r} of term {term!r} is not a number") from None
+        fn = build_single(body)
+        name = body.split(":")[0] if body.split(":")[0] in REWARDS else body.replace(":", ".")
+        seen[name] = seen.get(name, 0) + 1
+        components.append((name if seen[name] == 1 else f"{name}{seen[name]}", fn, weight))
+    return Combine(components, name=spec)

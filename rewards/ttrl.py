@@ -1,0 +1,193 @@
+"""TTRL majority-vote reward: labels without ground truth.
+
+Per prompt (completions that share a prompt form a group), each completion's final answer is
+extracted; answers are grouped into classes of *equivalent* answers (the verifier decides, not
+string equality); the largest class is the pseudo-label and a completion earns 1.0 when its answer
+belongs to it, 0.0 otherwise. A prompt with no extractable answer at all gives None for all of its
+completions. Ties between classes of equal size go to the class whose smallest answer string sorts
+first, so the label does not depend on the order of the completions.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from rewards.base import Text, check_batch, completion_text, data_columns, publish
+
+
+def group_indices(prompts: Sequence[Text]) -> list[list[int]]:
+    """Indices of the completions of each prompt, in order of first appearance.
+
+    >>> group_indices(["a", "b", "a"])
+    [[0, 2], [1]]
+    """
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        key = p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def _find(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def equivalence_classes(answers: Sequence[str], equal_pairs: set[tuple[int, int]]) -> list[list[int]]:
+    """Union-find classes of distinct answers given the pairs (i, j) judged equivalent.
+
+    >>> equivalence_classes(["1", "1.0", "2"], {(0, 1)})
+    [[0, 1], [2]]
+    """
+    parent = list(range(len(answers)))
+    for i, j in equal_pairs:
+        parent[_find(parent, i)] = _find(parent, j)
+    classes: dict[int, list[int]] = {}
+    for i in range(len(answers)):
+        classes.setdefault(_find(parent, i), []).append(i)
+    return sorted(classes.values())
+
+
+def majority_class(classes: list[list[int]], answers: Sequence[str], counts: Sequence[int]) -> list[int]:
+    """The class with the most votes; ties go to the class whose smallest answer sorts first.
+
+    >>> majority_class([[0], [1]], ["7", "5"], [2, 2])
+    [1]
+    """
+    return min(classes, key=lambda c: (-sum(counts[i] for i in c), min(answers[i] for i in c)))
+
+
+def _default_extract() -> Callable[..., str | None]:
+    from verifiers import extract_answer
+
+    return extract_answer
+
+
+def _default_backend() -> Callable[..., list[Any]]:
+    from verifiers import verify_batch
+
+    return verify_batch
+
+
+@dataclass(frozen=True)
+class MajorityVoteReward:
+    """TTRL reward: 1.0 for completions whose answer is equivalent to their prompt's majority answer.
+
+    When the gold column (`gold_column`, default `answer`) is passed, `last_metrics` also reports
+    `label_accuracy` (pseudo-label equivalent to the gold), `reward_accuracy` (pseudo-reward equals
+    the true verifier reward) and always `majority_ratio` (votes of the label / group size).
+
+    >>> fn = MajorityVoteReward()
+    >>> fn(["1+1="] * 4, ["2", "2", "3", "no idea"])
+    [1.0, 1.0, 0.0, 0.0]
+    >>> fn.last_metrics["majority_ratio"]
+    0.5
+    """
+
+    kind: str = "math"  # verifier kind that decides answer equivalence (and extraction)
+    gold_column: str = "answer"  # optional gold column, only used for diagnostics
+    extract: Callable[..., str | None] | None = None  # (text, kind=...) -> answer; default verifiers.extract_answer
+    backend: Callable[..., list[Any]] | None = None  # verify_batch-like; default verifiers.verify_batch
+    timeout: float | None = None  # per-comparison wall-clock limit (None: the verifier's default)
+    name: str = "ttrl"
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.backend is None:
+            from rewards.verifier import check_kind
+
+            check_kind(self.kind, "MajorityVoteReward")
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+    def _equivalent(self, pairs: list[tuple[str, str]]) -> list[bool]:
+        if not pairs:
+            return []
+        backend = self.backend or _default_backend()
+        kwargs = {} if self.timeout is None else {"timeout": self.timeout}
+        results = backend([a for a, _ in pairs], [b for _, b in pairs], kind=self.kind, **kwargs)
+        return [getattr(r.verdict, "value", r.verdict) == "correct" for r in results]
+
+    def labels(self, prompts: Sequence[Text], completions: Sequence[Text]) -> tuple[list[Any], list[Any], list[list[int]], list[set[str]]]:
+        """(extracted answer per completion, pseudo-label per completion, groups of completion
+        indices, the answers of each group's majority class (empty when nothing was extractable))."""
+        extract = self.extract or _default_extract()
+        answers = [extract(completion_text(c), kind=self.kind) for c in completions]
+        groups = group_indices(prompts)
+        # One batched verifier call for every pair of distinct answers within each group.
+        distinct_per_group = [sorted({answers[i] for i in g if answers[i] is not None}) for g in groups]
+        pairs, owners = [], []
+        for gi, distinct in enumerate(distinct_per_group):
+            for a in range(len(distinct)):
+                for b in range(a + 1, len(distinct)):
+                    pairs.append((distinct[a], distinct[b]))
+                    owners.append((gi, a, b))
+        equal = self._equivalent(pairs)
+        equal_pairs: list[set[tuple[int, int]]] = [set() for _ in groups]
+        for (gi, a, b), same in zip(owners, equal):
+            if same:
+                equal_pairs[gi].add((a, b))
+        labels: list[str | None] = [None] * len(completions)
+        majority: list[set[str]] = []
+        for gi, (g, distinct) in enumerate(zip(groups, distinct_per_group)):
+            if not distinct:
+                majority.append(set())
+                continue
+            counts = [sum(answers[i] == d for i in g) for d in distinct]
+            classes = equivalence_classes(distinct, equal_pairs[gi])
+            winner = majority_class(classes, distinct, counts)
+            # the label is the class's most frequent spelling (ties: the one that sorts first)
+            label = min((distinct[i] for i in winner), key=lambda d: (-counts[distinct.index(d)], d))
+            majority.append({distinct[i] for i in winner})
+            for i in g:
+                labels[i] = label
+        return answers, labels, groups, majority
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
+        check_batch(prompts, completions, self.name)
+        answers, labels, groups, majority = self.labels(prompts, completions)
+        out: list[float | None] = [None] * len(completions)
+        for g, members in zip(groups, majority):
+            for i in g:
+                out[i] = None if not members else float(answers[i] in members)
+        metrics = self._metrics(completions, answers, labels, groups, majority, out, data_columns(columns))
+        publish(self, metrics, columns)
+        return out
+
+    def _metrics(self, completions, answers, labels, groups, majority, out, columns) -> dict[str, float]:
+        n = max(len(completions), 1)
+        labelled = [g for g, m in zip(groups, majority) if m]
+        ratios = [sum(out[i] or 0.0 for i in g) / len(g) for g in labelled]
+        metrics = {
+            "parse_failures": float(sum(a is None for a in answers)),
+            "no_label_groups": float(len(groups) - len(labelled)),
+            "majority_ratio": sum(ratios) / len(ratios) if ratios else float("nan"),
+            "reward_mean": sum(x or 0.0 for x in out) / n,
+        }
+        golds = columns.get(self.gold_column)
+        if golds is None:
+            return metrics
+        golds = [str(g) for g in golds]
+        if len(golds) != len(completions):
+            raise ValueError(f"reward {self.name!r}: column {self.gold_column!r} has {len(golds)} values for {len(completions)} completions")
+        # Label accuracy: one comparison per labelled group; reward accuracy: every completion.
+        firsts = [g[0] for g in labelled]
+        backend = self.backend or _default_backend()
+        kwargs = {} if self.timeout is None else {"timeout": self.timeout}
+        preds = [labels[i] for i in firsts] + [completion_text(c) for c in completions]
+        results = backend(preds, [golds[i] for i in firsts] + golds, kind=self.kind, **kwargs)
+        correct = [getattr(r.verdict, "value", r.verdict) == "correct" for r in results]
+        label_ok, true_ok = correct[: len(firsts)], correct[len(firsts):]
+        scored = [i for i in range(len(completions)) if out[i] is not None]
+        metrics["label_accuracy"] = sum(label_ok) / len(label_ok) if label_ok else float("nan")
+        metrics["reward_accuracy"] = (
+            sum(float(true_ok[i]) == out[i] for i in scored) / len(scored) if scored else float("nan")
+        )
+        metrics["true_accuracy"] = sum(true_ok) / n
+        return metrics

@@ -1,0 +1,121 @@
+"""Verifier reward: a rule verifier's verdict turned into a float, in exactly one visible place.
+
+The mapping verdict -> reward is a plain dict you can read and change; the default never turns a
+failure into a silent 0: BAD_GOLD, TIMEOUT and ERROR give None ("not applicable") and are counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from rewards.base import Text, check_batch, completion_text, publish, require_column
+
+# verdict name -> reward (None = not applicable; the trainer skips the sample for this reward)
+DEFAULT_VERDICT_REWARDS: dict[str, float | None] = {
+    "correct": 1.0,
+    "incorrect": 0.0,
+    "no_answer": 0.0,  # set a negative value to penalise answers that cannot be read
+    "bad_gold": None,  # the reference is broken: not the policy's fault
+    "timeout": None,  # the check could not decide in time
+    "error": None,  # the check crashed
+}
+VERDICTS = tuple(DEFAULT_VERDICT_REWARDS)
+
+
+def verdict_rewards(**overrides: float | None) -> dict[str, float | None]:
+    """The default verdict -> reward mapping with `overrides` applied (names checked).
+
+    >>> verdict_rewards(no_answer=-0.5)["no_answer"]
+    -0.5
+    """
+    unknown = set(overrides) - set(VERDICTS)
+    if unknown:
+        raise ValueError(f"unknown verdict(s) {sorted(unknown)} in the reward mapping; valid verdicts: {', '.join(VERDICTS)}")
+    return {**DEFAULT_VERDICT_REWARDS, **overrides}
+
+
+def check_kind(kind: str, who: str) -> None:
+    """A clear error for an unknown verifier kind, listing the valid ones."""
+    from verifiers.registry import KINDS
+
+    if kind not in KINDS:
+        raise ValueError(f"{who}: unknown verifier kind {kind!r}; valid kinds: {', '.join(sorted(KINDS))}")
+
+
+def _default_backend() -> Callable[..., list[Any]]:
+    from verifiers import verify_batch
+
+    return verify_batch
+
+
+@dataclass(frozen=True)
+class VerifierReward:
+    """Reward from a verifier kind of `verifiers/`, batched through its worker pool.
+
+    The gold answer comes from the column `answer_column`; `rewards` maps each verdict to a float
+    (or None). `last_metrics` holds the verdict counts (`verdict/<name>`), `accuracy` (fraction
+    CORRECT) and `none_frac`.
+
+    >>> fn = VerifierReward(kind="math")
+    >>> fn(["1+1=", "1+1="], ["2", "3"], answer=["2", "2"])
+    [1.0, 0.0]
+    >>> fn.last_metrics["verdict/correct"], fn.last_metrics["accuracy"]
+    (1.0, 0.5)
+    """
+
+    kind: str = "math"  # verifier kind, one of verifiers.registry.KINDS
+    answer_column: str = "answer"  # dataset column holding the gold answers
+    rewards: Mapping[str, float | None] = field(default_factory=lambda: dict(DEFAULT_VERDICT_REWARDS))
+    timeout: float | None = None  # per-item wall-clock limit in seconds (None: the verifier's default)
+    options: Mapping[str, Any] = field(default_factory=dict)  # extra options for the verifier kind
+    backend: Callable[..., list[Any]] | None = None  # verify_batch-like function (default: verifiers.verify_batch)
+    name: str = ""  # display name (default "verifier_<kind>")
+    last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        missing = set(VERDICTS) - set(self.rewards)
+        unknown = set(self.rewards) - set(VERDICTS)
+        if missing or unknown:
+            raise ValueError(
+                f"VerifierReward.rewards must map every verdict {list(VERDICTS)} to a float or None; "
+                f"missing {sorted(missing)}, unknown {sorted(unknown)} (use verdict_rewards(...))"
+            )
+        if self.backend is None:
+            check_kind(self.kind, "VerifierReward")
+        if not self.name:
+            object.__setattr__(self, "name", f"verifier_{self.kind}")
+
+    @property
+    def __name__(self) -> str:  # TRL names a reward function by its __name__
+        return self.name
+
+    def verify(self, predictions: Sequence[str], golds: Sequence[str]) -> list[Any]:
+        """The raw `VerifyResult`s for a batch (order preserved)."""
+        backend = self.backend or _default_backend()
+        kwargs: dict[str, Any] = dict(self.options)
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return list(backend(list(predictions), [str(g) for g in golds], kind=self.kind, **kwargs))
+
+    def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
+        check_batch(prompts, completions, self.name)
+        golds = require_column(columns, self.answer_column, len(completions), f"reward {self.name!r}")
+        results = self.verify([completion_text(c) for c in completions], golds)
+        out = [self.rewards[str(r.verdict.value if hasattr(r.verdict, "value") else r.verdict)] for r in results]
+        publish(self, verdict_metrics(results, out), columns)
+        return out
+
+
+def verdict_metrics(results: Sequence[Any], rewards: Sequence[float | None]) -> dict[str, float]:
+    """Counts per verdict, accuracy, none fraction and mean verifier time of a batch."""
+    n = max(len(results), 1)
+    counts = {f"verdict/{v}": 0.0 for v in VERDICTS}
+    for r in results:
+        counts[f"verdict/{getattr(r.verdict, 'value', r.verdict)}"] += 1
+    return {
+        **counts,
+        "accuracy": counts["verdict/correct"] / n,
+        "none_frac": sum(x is None for x in rewards) / n,
+        "verify_seconds_mean": sum(float(getattr(r, "elapsed", 0.0)) for r in results) / n,
+    }

@@ -1,0 +1,71 @@
+"""TTRL majority vote: equivalence by the verifier, deterministic ties, None groups, diagnostics."""
+
+from __future__ import annotations
+
+import pytest
+
+from rewards import MajorityVoteReward
+from rewards.ttrl import equivalence_classes, majority_class
+from tests.rewards.conftest import integer_backend, last_token_extract
+
+
+def make(**kw):
+    return MajorityVoteReward(extract=last_token_extract, backend=integer_backend, **kw)
+
+
+@pytest.mark.parametrize(
+    "completions, expected",
+    [
+        # plain majority: 2 votes for 5, 1 for 6
+        (["5", "5", "6"], [1.0, 1.0, 0.0]),
+        # equivalence by the verifier: "5", "5.0" and "+5" are one answer (3 votes) against "6", "6" (2)
+        (["6", "5", "5.0", "+5", "6"], [0.0, 1.0, 1.0, 1.0, 0.0]),
+        # unparseable completions never vote and get 0 when a label exists
+        (["x", "7", "y"], [0.0, 1.0, 0.0]),
+        # nothing extractable -> None for the whole group
+        (["x", "y"], [None, None]),
+        # tie 2-2: the class whose smallest answer sorts first ("3" < "9") wins, whatever the order
+        (["9", "3", "9", "3"], [0.0, 1.0, 0.0, 1.0]),
+        (["3", "9", "3", "9"], [1.0, 0.0, 1.0, 0.0]),
+    ],
+)
+def test_majority_vote_table(completions, expected):
+    assert make()(["p"] * len(completions), completions) == expected
+
+
+def test_groups_by_prompt_and_diagnostics_with_gold():
+    fn = make()
+    prompts = ["a", "a", "a", "a", "b", "b", "b", "c"]
+    completions = ["4", "4", "5", "4", "7", "8", "8", "z"]
+    gold = ["4"] * 4 + ["7"] * 3 + ["1"]
+    out = fn(prompts, completions, answer=gold)
+    assert out == [1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, None]
+    m = fn.last_metrics
+    # labels: a -> 4 (right), b -> 8 (wrong); c has none
+    assert m["label_accuracy"] == 0.5
+    # pseudo vs true reward on the 7 scored items: a agrees 4/4; b: 7 true=1 pseudo=0, 8s true=0 pseudo=1 -> 0/3
+    assert m["reward_accuracy"] == pytest.approx(4 / 7)
+    # majority ratio: a 3/4, b 2/3 (c has no label)
+    assert m["majority_ratio"] == pytest.approx((3 / 4 + 2 / 3) / 2)
+    assert m["parse_failures"] == 1.0 and m["no_label_groups"] == 1.0
+
+
+def test_chat_prompts_group_by_content():
+    fn = make()
+    p1, p2 = [{"role": "user", "content": "1+1="}], [{"role": "user", "content": "2+2="}]
+    assert fn([p1, p1, p2], ["2", "3", "4"]) == [1.0, 0.0, 1.0]  # 1-1 tie in group 1: "2" < "3"
+
+
+def test_union_find_and_tie_helpers():
+    # 0~1 and 1~2 make one class by transitivity
+    assert equivalence_classes(["a", "b", "c", "d"], {(0, 1), (1, 2)}) == [[0, 1, 2], [3]]
+    # counts 1+1 = 2 for class [0, 1] beat 1 for [2]
+    assert majority_class([[0, 1], [2]], ["b", "c", "a"], [1, 1, 1]) == [0, 1]
+
+
+def test_real_verifier_on_arithmetic():
+    pytest.importorskip("verifiers.extract", reason="verifiers.extract_answer has not landed")
+    fn = MajorityVoteReward()
+    out = fn(["123+456="] * 4, ["579", "579", "578", "hmm"], answer=["579"] * 4)
+    assert out == [1.0, 1.0, 0.0, 0.0]
+    assert fn.last_metrics["label_accuracy"] == 1.0
