@@ -1,0 +1,150 @@
+"""`rewardlab eval-policy`: sample n completions per prompt; report pass@k, maj@k, mean reward,
+response length and (with a proxy and a gold reward) the proxy-vs-gold gap.
+
+    rewardlab eval-policy --n 8 --k 1 4 8                                  # default tiny policy, arithmetic test split
+    rewardlab eval-policy --model runs/rl/final --data prompts.jsonl --reward "verifier:math"
+    rewardlab eval-policy --proxy-reward rm:runs/bt/final --gold-reward verifier:math
+
+Writes report.json/.md/.html, passk.png and samples.jsonl (prompt, response, answer, verdict,
+rewards; usable as `eval-rm --mode check --samples`) into --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewardlab.config import add_config_args, config_from_args, opt, save_config
+
+
+@dataclass(frozen=True)
+class EvalPolicyConfig:
+    model: str | None = opt(None, "policy: local folder or hub name of a causal LM; default: the project's tiny arithmetic policy")
+    data: str | None = opt(None, "prompts file (JSONL/Parquet/CSV) with prompt and answer columns; default: ArithmeticTask test split")
+    digits: int = opt(3, "default task: operand digits")
+    n_terms: int = opt(2, "default task: number of operands")
+    ops: str = opt("+", "default task: operators to draw from")
+    n_prompts: int = opt(64, "number of prompts to evaluate")
+    n: int = opt(8, "samples per prompt")
+    k: tuple[int, ...] = opt((1, 4, 8), "k values for pass@k and maj@k (each <= --n)")
+    temperature: float = opt(1.0, "sampling temperature (0 = greedy, then every sample is the same)")
+    top_p: float = opt(1.0, "nucleus sampling")
+    max_new_tokens: int = opt(16, "generation length limit")
+    kind: str = opt("math", "verifier kind for correctness and answer equivalence")
+    reward: str | None = opt(None, "reward spec to report the mean of (e.g. 'verifier:math', 'rm:PATH')")
+    proxy_reward: str | None = opt(None, "proxy reward spec (e.g. a learned RM 'rm:PATH'); with --gold-reward gives the gap")
+    gold_reward: str | None = opt(None, "gold reward spec (e.g. 'verifier:math')")
+    prompt_column: str = opt("prompt", "prompt column of --data")
+    answer_column: str = opt("answer", "gold answer column of --data")
+    batch_size: int = opt(256, "generation batch size (sequences)")
+    seed: int = opt(0, "sampling seed")
+    out: str = opt("outputs/eval-policy", "output directory")
+
+    def __post_init__(self) -> None:
+        for name in ("n_prompts", "n", "max_new_tokens", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if not self.k or any(k < 1 or k > self.n for k in self.k):
+            raise ValueError(f"--k values must be in [1, --n={self.n}], got {list(self.k)}")
+        if (self.proxy_reward is None) != (self.gold_reward is None):
+            raise ValueError("--proxy-reward and --gold-reward go together: give both (or neither)")
+        if self.temperature < 0:
+            raise ValueError(f"--temperature must be >= 0, got {self.temperature}")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_config_args(parser, EvalPolicyConfig)
+
+
+def load_prompts(cfg: EvalPolicyConfig) -> list[dict]:
+    if cfg.data is None:
+        from verifiers.tasks import ArithmeticTask
+
+        return ArithmeticTask(digits=cfg.digits, n_terms=cfg.n_terms, ops=cfg.ops).sample(cfg.n_prompts, seed=cfg.seed, split="test")
+    from eval.data import load_rows
+
+    rows = load_rows(cfg.data, limit=cfg.n_prompts)
+    for col, flag in ((cfg.prompt_column, "--prompt-column"), (cfg.answer_column, "--answer-column")):
+        if not rows or col not in rows[0]:
+            raise ValueError(f"{flag}: column {col!r} not in {cfg.data}; found {sorted(rows[0]) if rows else []}")
+    return rows
+
+
+def sample_completions(cfg: EvalPolicyConfig, prompts: list) -> tuple[list[list[str]], object]:
+    import torch
+    from tqdm.auto import tqdm
+
+    from training.policy import load_policy
+    from training.rollout import generate
+
+    model, tokenizer = load_policy(cfg.model)
+    model.eval()
+    torch.manual_seed(cfg.seed)
+    chunk = max(1, cfg.batch_size // cfg.n)
+    completions: list[list[str]] = []
+    with torch.no_grad():
+        for start in tqdm(range(0, len(prompts), chunk), desc="sampling", unit="batch"):
+            completions += generate(model, tokenizer, prompts[start : start + chunk], num_samples=cfg.n,
+                                    max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
+                                    batch_size=cfg.batch_size)
+    return completions, tokenizer
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config_from_args(EvalPolicyConfig, args)
+    import numpy as np
+
+    from eval import plots
+    from eval.policy_eval import correctness, passk_majk, proxy_gold_gap, reward_stats, score_groups
+    from eval.report import Report, Table
+
+    rewards_built = {}
+    if cfg.reward or cfg.proxy_reward:  # build rewards first: a bad spec fails before sampling
+        from rewards import build_reward
+
+        for name in ("reward", "proxy_reward", "gold_reward"):
+            if getattr(cfg, name):
+                rewards_built[name] = build_reward(getattr(cfg, name))
+    out = Path(cfg.out)
+    save_config(cfg, out)
+    rows = load_prompts(cfg)
+    prompts = [r[cfg.prompt_column] for r in rows]
+    golds = [str(r[cfg.answer_column]) for r in rows]
+    completions, tokenizer = sample_completions(cfg, prompts)
+    verdicts = correctness(completions, golds, kind=cfg.kind)
+    table = passk_majk(completions, golds, verdicts, cfg.k, kind=cfg.kind)
+    lengths = [len(tokenizer(c, add_special_tokens=False)["input_ids"]) for g in completions for c in g]
+    flat_verdicts = [v for g in verdicts for v in g]
+    summary = {"prompts": len(prompts), "samples_per_prompt": cfg.n,
+               "accuracy": flat_verdicts.count("correct") / len(flat_verdicts),
+               "mean_tokens": float(np.mean(lengths)), "mean_chars": float(np.mean([len(c) for g in completions for c in g])),
+               "no_answer": flat_verdicts.count("no_answer") / len(flat_verdicts)}
+    columns = {k: [r[k] for r in rows] for k in rows[0] if k != cfg.prompt_column}
+    scored = {name: score_groups(fn, prompts, completions, columns) for name, fn in rewards_built.items()}
+    rep = Report(title=f"Policy evaluation: {cfg.model or 'default tiny policy'} on {cfg.data or 'ArithmeticTask test split'}")
+    rep.tables.append(Table("Summary", [summary]))
+    rep.tables.append(Table("pass@k and maj@k", table))
+    results = {"summary": summary, "passk": table}
+    if "reward" in scored:
+        stats = reward_stats([v for g in scored["reward"] for v in g])
+        results["reward"] = {"spec": cfg.reward, **stats}
+        rep.tables.append(Table(f"Reward {cfg.reward}", [stats]))
+    if "proxy_reward" in scored:
+        gap = proxy_gold_gap(scored["proxy_reward"], scored["gold_reward"])
+        results["proxy_gold"] = {"proxy": cfg.proxy_reward, "gold": cfg.gold_reward, **gap}
+        rep.tables.append(Table(f"Proxy ({cfg.proxy_reward}) vs gold ({cfg.gold_reward})", [gap]))
+    rep.results = results
+    rep.plots.append(plots.passk_plot(cfg.k, {"pass@k": [r["pass@k"] for r in table], "maj@k": [r["maj@k"] for r in table]},
+                                      out / "passk.png", title=f"pass@k / maj@k ({len(prompts)} prompts, n={cfg.n})"))
+    with (out / "samples.jsonl").open("w") as f:
+        for i, group in enumerate(completions):
+            for j, c in enumerate(group):
+                line = {"prompt": prompts[i], "response": c, "answer": golds[i], "verdict": verdicts[i][j]}
+                line.update({name: vals[i][j] for name, vals in scored.items()})
+                f.write(json.dumps(line) + "\n")
+    paths = rep.write(out)
+    print(rep.terminal_summary())
+    print(f"\nreport: {paths['md']}  samples: {out / 'samples.jsonl'}")
+    return 0
