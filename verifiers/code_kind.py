@@ -1,0 +1,162 @@
+"""The `code` kind: run a Python solution against test cases in the sandbox (`verifiers.sandbox`).
+
+prediction: a completion containing Python code. The last ```python (or ```py) fenced block is
+    used; else the last fenced block of any language; else the whole text.
+gold: the tests, in one of these formats
+    - JSON list of stdin/stdout cases: `[{"input": "1 2\\n", "output": "3\\n"}, ...]`
+    - JSON object `{"tests": [...same cases...]}` or the APPS/TACO style
+      `{"inputs": ["1 2\\n", ...], "outputs": ["3\\n", ...]}`
+    - otherwise: Python test code (e.g. `assert add(1, 2) == 3`), appended to the solution and run
+      once; it passes when the program exits with status 0.
+options: the `SandboxLimits` fields (`cpu_seconds`, `wall_seconds`, `memory_mb`, `max_processes`,
+    `file_size_mb`, `open_files`, `tmpfs_mb`, `max_output_kb`, `network`, `drop_privileges`),
+    applied per test run, and `compare` = "lines" (default: trailing spaces and blank lines at the
+    end ignored) | "tokens" (whitespace-insensitive) | "exact".
+
+Verdicts: CORRECT (every test passes), INCORRECT (wrong output, crash, syntax error, output flood,
+memory exhausted), TIMEOUT (CPU or wall limit), NO_ANSWER (no code), BAD_GOLD (tests unreadable),
+ERROR (the sandbox itself failed).
+
+>>> verify_code("```python\\nprint(sum(map(int, input().split())))\\n```", '[{"input": "1 2", "output": "3"}]').verdict.value
+'correct'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any, Callable
+
+from verifiers.sandbox import SandboxLimits, SandboxRun, run_python
+from verifiers.types import Verdict, VerifyResult
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_LIMIT_FIELDS = {f.name for f in dataclasses.fields(SandboxLimits)}
+
+
+def _lines(text: str) -> list[str]:
+    out = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+COMPARATORS: dict[str, Callable[[str, str], bool]] = {
+    "lines": lambda got, want: _lines(got) == _lines(want),
+    "tokens": lambda got, want: got.split() == want.split(),
+    "exact": lambda got, want: got == want,
+}
+
+
+def extract_code(text: str) -> tuple[str, bool]:
+    """(code, came from a fenced block). Prefers the last ```python block.
+
+    >>> extract_code("Here:\\n```python\\nprint(1)\\n```")
+    ('print(1)\\n', True)
+    """
+    blocks = _FENCE.findall(text)
+    python = [body for lang, body in blocks if lang.lower() in ("python", "py", "python3")]
+    if python:
+        return python[-1], True
+    if blocks:
+        return blocks[-1][1], True
+    return text, False
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeTests:
+    cases: list[tuple[str, str]]  # (stdin, expected stdout); empty when `asserts` is used
+    asserts: str | None = None
+
+    def describe(self) -> str:
+        return "assert-style test code" if self.asserts is not None else f"{len(self.cases)} stdin/stdout tests"
+
+
+def parse_tests(gold: str) -> CodeTests:
+    """The tests of a gold string (formats in the module docstring); ValueError when unreadable."""
+    text = gold.strip()
+    if not text:
+        raise ValueError("gold is empty: expected JSON test cases or Python test code")
+    if text[0] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"gold looks like JSON but does not parse: {exc}") from None
+        if isinstance(data, dict) and "inputs" in data and "outputs" in data:
+            if len(data["inputs"]) != len(data["outputs"]):
+                raise ValueError("gold has different numbers of inputs and outputs")
+            data = [{"input": i, "output": o} for i, o in zip(data["inputs"], data["outputs"])]
+        elif isinstance(data, dict):
+            data = data.get("tests")
+        if not isinstance(data, list) or not data:
+            raise ValueError('gold JSON must be a non-empty list of {"input", "output"} cases')
+        cases = []
+        for i, case in enumerate(data):
+            if not isinstance(case, dict) or not isinstance(case.get("output"), str) or not isinstance(case.get("input", ""), str):
+                raise ValueError(f'gold test {i} must be {{"input": str, "output": str}}, got {case!r:.80}')
+            cases.append((case.get("input", ""), case["output"]))
+        return CodeTests(cases)
+    try:
+        compile(text, "<gold tests>", "exec")
+    except (SyntaxError, ValueError) as exc:
+        raise ValueError(f"gold test code does not compile: {exc}") from None
+    return CodeTests([], asserts=text)
+
+
+def _limits(options: dict[str, Any]) -> SandboxLimits:
+    unknown = set(options) - _LIMIT_FIELDS
+    if unknown:
+        raise ValueError(f"unknown code-kind option(s) {sorted(unknown)}; valid: compare, {', '.join(sorted(_LIMIT_FIELDS))}")
+    return SandboxLimits(**options)
+
+
+def _failure(run: SandboxRun) -> tuple[Verdict, str]:
+    """Why a run that did not exit cleanly failed."""
+    if run.setup_error:
+        return Verdict.ERROR, f"sandbox failed: {run.setup_error}"
+    if run.timed_out:
+        return Verdict.TIMEOUT, f"time limit ({run.signal or 'wall clock'})"
+    if run.output_limited:
+        return Verdict.INCORRECT, "output limit exceeded"
+    last = run.stderr.strip().splitlines()[-1:] or [""]
+    how = f"killed by {run.signal}" if run.signal else f"exit code {run.returncode}"
+    return Verdict.INCORRECT, f"{how}: {last[0][:200]}"
+
+
+def verify_code(prediction: str, gold: str, compare: str = "lines", **options: Any) -> VerifyResult:
+    """Run the prediction's Python code against the gold tests; see the module docstring."""
+    if compare not in COMPARATORS:
+        raise ValueError(f"unknown compare mode {compare!r}; valid: {', '.join(COMPARATORS)}")
+    limits = _limits(options)
+    try:
+        tests = parse_tests(gold)
+    except ValueError as exc:
+        return VerifyResult(Verdict.BAD_GOLD, detail=str(exc), kind="code")
+    code, fenced = extract_code(prediction)
+    base = {"kind": "code", "extracted": code[:2000], "gold_parsed": tests.describe()}
+    if not code.strip():
+        return VerifyResult(Verdict.NO_ANSWER, detail="no code in the prediction", **base)
+    try:
+        compile(code, "solution.py", "exec")
+    except (SyntaxError, ValueError) as exc:
+        if not fenced:
+            return VerifyResult(Verdict.NO_ANSWER, detail=f"no code block, and the text is not Python ({exc})", **base)
+        return VerifyResult(Verdict.INCORRECT, detail=f"solution does not compile: {exc}", **base)
+    if tests.asserts is not None:
+        runs = [(code + "\n\n" + tests.asserts + "\n", "", None)]
+    else:
+        runs = [(code, stdin, expected) for stdin, expected in tests.cases]
+    protections: list[str] = []
+    for number, (source, stdin, expected) in enumerate(runs, start=1):
+        run = run_python(source, stdin, limits)
+        protections = run.protections
+        extra = {"passed": number - 1, "total": len(runs), "protections": protections}
+        if not run.ok:
+            verdict, why = _failure(run)
+            return VerifyResult(verdict, detail=f"test {number}/{len(runs)}: {why}", extra=extra, **base)
+        if expected is not None and not COMPARATORS[compare](run.stdout, expected):
+            detail = f"test {number}/{len(runs)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
+            return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
+    extra = {"passed": len(runs), "total": len(runs), "protections": protections}
+    return VerifyResult(Verdict.CORRECT, detail=f"all {len(runs)} tests passed", extra=extra, **base)

@@ -1,0 +1,217 @@
+"""Run an untrusted Python program with limits: `run_python(source, stdin, limits)`.
+
+The program runs in a separate process tree started through `verifiers/sandbox_boot.py`:
+CPU-time, address-space, process-count, file-size and open-file limits (setrlimit); a fresh
+working directory; a scrubbed environment; a wall-clock limit enforced from here (SIGKILL); and,
+where the OS allows it (root on Linux): new pid / mount / network namespaces, private size-capped
+/tmp, /var/tmp and /dev/shm, and uid/gid 65534 (`nobody`). Without root it degrades to rlimits,
+a new session and a wall-clock kill of the session (documented in docs/verifiers.md); the
+protections actually applied are returned in `SandboxRun.protections`.
+
+>>> run = run_python("print(int(input()) * 2)", stdin="21\\n")
+>>> run.ok, run.stdout
+(True, '42\\n')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BOOT = Path(__file__).with_name("sandbox_boot.py")
+NOBODY = 65534
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Limits of one sandboxed run (defaults suit short competitive-programming style tests)."""
+
+    cpu_seconds: float = field(default=2.0, metadata={"help": "CPU time (RLIMIT_CPU, rounded up to whole seconds)"})
+    wall_seconds: float = field(default=5.0, metadata={"help": "wall-clock limit; the process tree is killed past it"})
+    memory_mb: int = field(default=512, metadata={"help": "address space (RLIMIT_AS) in MiB"})
+    max_processes: int = field(default=32, metadata={"help": "processes of the sandbox user (RLIMIT_NPROC)"})
+    file_size_mb: int = field(default=16, metadata={"help": "largest file the program may write (RLIMIT_FSIZE)"})
+    open_files: int = field(default=64, metadata={"help": "open file descriptors (RLIMIT_NOFILE)"})
+    tmpfs_mb: int = field(default=64, metadata={"help": "size of the private /tmp (when namespaces are available)"})
+    max_output_kb: int = field(default=1024, metadata={"help": "stdout+stderr kept; more output kills the run"})
+    network: bool = field(default=False, metadata={"help": "allow network (default: a new, empty network namespace)"})
+    drop_privileges: bool = field(default=True, metadata={"help": "run as uid/gid 65534 when started as root"})
+
+    def __post_init__(self) -> None:
+        for name in ("cpu_seconds", "wall_seconds", "memory_mb", "max_processes", "file_size_mb", "open_files",
+                     "tmpfs_mb", "max_output_kb"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"SandboxLimits.{name} must be a positive number, got {value!r}")
+
+
+@dataclass
+class SandboxRun:
+    """What happened: exit status, output, and which protections were in force."""
+
+    returncode: int | None  # exit code, or None when killed by a signal / never started
+    signal: str | None  # e.g. "SIGKILL", "SIGXCPU", "SIGSEGV"
+    stdout: str
+    stderr: str
+    timed_out: bool  # wall-clock limit or CPU limit hit
+    output_limited: bool  # killed for writing more than max_output_kb
+    wall: float
+    protections: list[str] = dataclasses.field(default_factory=list)
+    setup_error: str | None = None  # the sandbox itself failed (not the program)
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.output_limited and not self.setup_error
+
+
+def _env() -> dict[str, str]:
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp/sandbox",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None) -> SandboxRun:
+    """Run `source` as a Python program reading `stdin`; see the module docstring."""
+    limits = limits or SandboxLimits()
+    root = os.geteuid() == 0
+    workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
+    status_r, status_w = os.pipe()
+    proc = None
+    try:
+        Path(workdir, "solution.py").write_text(source, encoding="utf-8", errors="surrogatepass")
+        Path(workdir, "input.txt").write_text(stdin, encoding="utf-8", errors="surrogatepass")
+        cfg = {
+            "workdir": workdir,
+            "status_fd": status_w,
+            "namespaces": root and sys.platform.startswith("linux"),
+            "network": limits.network,
+            "uid": NOBODY if root and limits.drop_privileges else None,
+            "executable": os.path.realpath(sys.executable),
+            "prefix": os.path.realpath(sys.base_prefix),
+            "cpu_seconds": limits.cpu_seconds,
+            "memory_mb": limits.memory_mb,
+            "max_processes": limits.max_processes,
+            "file_size_mb": limits.file_size_mb,
+            "open_files": limits.open_files,
+            "tmpfs_mb": limits.tmpfs_mb,
+            "env": _env(),
+        }
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(BOOT), json.dumps(cfg)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(status_w,),
+            start_new_session=True,
+        )
+        os.close(status_w)
+        status_w = -1
+        return _collect(proc, status_r, limits, start)
+    finally:
+        if status_w >= 0:
+            os.close(status_w)
+        os.close(status_r)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start: float) -> SandboxRun:
+    """Read output and status events until the program ends or a limit is hit."""
+    cap = limits.max_output_kb * 1024
+    out = {"stdout": bytearray(), "stderr": bytearray(), "status": bytearray()}
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    selector.register(status_r, selectors.EVENT_READ, "status")
+    deadline = start + limits.wall_seconds
+    timed_out = output_limited = False
+    while selector.get_map():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        for key, _ in selector.select(timeout=left):
+            data = os.read(key.fd, 65536)
+            if not data:
+                selector.unregister(key.fileobj)
+                continue
+            out[key.data] += data
+        if len(out["stdout"]) + len(out["stderr"]) > cap:
+            output_limited = True
+            break
+    selector.close()
+    events = [json.loads(line) for line in out["status"].decode(errors="replace").splitlines() if line.strip()]
+    if timed_out or output_limited:
+        _kill_tree(proc, events)
+    proc.wait()
+    # drain status written just before a kill (it is in the pipe already)
+    os.set_blocking(status_r, False)
+    try:
+        tail = os.read(status_r, 65536)
+        events += [json.loads(line) for line in tail.decode(errors="replace").splitlines() if line.strip()]
+    except BlockingIOError:
+        pass
+    run = SandboxRun(
+        returncode=None,
+        signal=None,
+        stdout=out["stdout"][:cap].decode("utf-8", errors="replace"),
+        stderr=out["stderr"][:cap].decode("utf-8", errors="replace"),
+        timed_out=timed_out,
+        output_limited=output_limited,
+        wall=time.monotonic() - start,
+    )
+    for event in events:
+        if "protections" in event:
+            run.protections = event["protections"]
+        if "exit" in event:
+            run.returncode = event["exit"]
+        if "signal" in event:
+            run.signal = _signal_name(event["signal"])
+            run.timed_out |= event["signal"] == signal.SIGXCPU  # the CPU-time limit
+        if "setup_error" in event:
+            run.setup_error = event["setup_error"]
+    if run.returncode is None and run.signal is None and not (timed_out or output_limited) and not run.setup_error:
+        run.setup_error = f"sandbox ended without a status (boot exit code {proc.returncode})"
+    return run
+
+
+def _kill_tree(proc: subprocess.Popen, events: list[dict]) -> None:
+    """SIGKILL the boot process (init follows by parent-death signal, the pid namespace with it);
+    without a pid namespace also kill the program's session."""
+    if "pid-namespace" not in next((e["protections"] for e in events if "protections" in e), []):
+        for event in events:
+            if "pid" in event:
+                try:
+                    os.killpg(event["pid"], signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
