@@ -1,0 +1,110 @@
+"""Prompt data: a procedural task spec or a dataset (JSONL / Parquet / CSV file or hub name), read
+as rows `{prompt, ...columns the reward needs}`, and a resumable, seeded prompt stream.
+
+Task specs: `arithmetic` or `arithmetic:digits=3,n_terms=2,ops=+` (the held-out split is the
+task's fixed hash split).
+
+>>> rows = load_rows("arithmetic:digits=2", split="test", limit=3)
+>>> sorted(rows[0])[:3], len(rows)
+(['answer', 'expression', 'ops'], 3)
+>>> stream = PromptStream(list(range(5)), seed=0)
+>>> a = stream.take(3); state = stream.state(); b = stream.take(4)
+>>> stream.load_state(state); stream.take(4) == b
+True
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any, Sequence
+
+TASK_POOL = 20_000  # training prompts drawn from a procedural task (sampled with replacement)
+
+
+def parse_task(spec: str) -> Any | None:
+    """An `ArithmeticTask` for `arithmetic[:k=v,...]`, else None (the spec is a dataset)."""
+    from verifiers.tasks import ArithmeticTask
+
+    name, _, args = spec.partition(":")
+    if name != "arithmetic":
+        return None
+    kwargs: dict[str, Any] = {}
+    for item in filter(None, args.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or key not in ("digits", "n_terms", "ops", "heldout_every"):
+            raise ValueError(
+                f"--data {spec!r}: bad task option {item!r}; use key=value with keys digits, n_terms, ops, heldout_every"
+            )
+        kwargs[key] = value if key == "ops" else int(value)
+    return ArithmeticTask(**kwargs)
+
+
+def load_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0) -> list[dict[str, Any]]:
+    """Rows of a task split or of a dataset file / hub dataset (`split` names the file's split)."""
+    task = parse_task(spec)
+    if task is not None:
+        return task.sample(limit or (TASK_POOL if split == "train" else 500), seed=seed, split=split)
+    rows = _load_dataset_rows(spec, split)
+    if not rows:
+        raise ValueError(f"--data {spec!r}: the {split!r} split has no rows")
+    return rows[:limit] if limit else rows
+
+
+def _load_dataset_rows(spec: str, split: str) -> list[dict[str, Any]]:
+    import datasets
+
+    path = Path(spec)
+    builders = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+    try:
+        if path.exists():
+            if path.suffix not in builders:
+                raise ValueError(f"--data {spec!r}: unknown file type {path.suffix!r}; use one of {sorted(builders)}")
+            ds = datasets.load_dataset(builders[path.suffix], data_files=str(path), split="train")
+        else:
+            ds = datasets.load_dataset(spec, split=split)
+    except (FileNotFoundError, ConnectionError, OSError) as err:
+        raise ValueError(
+            f"--data {spec!r}: not an existing file, a task (arithmetic[:digits=..]) nor an available "
+            f"dataset ({err.__class__.__name__}: {str(err).splitlines()[0] if str(err) else ''})"
+        ) from None
+    return [dict(r) for r in ds]
+
+
+def check_columns(rows: Sequence[dict[str, Any]], needed: Sequence[str], source: str) -> None:
+    """Fail early, naming the missing columns, when a row lacks what the reward needs."""
+    have = set(rows[0]) if rows else set()
+    missing = [c for c in needed if c not in have]
+    if missing:
+        raise ValueError(
+            f"--data {source!r}: missing column(s) {missing} needed by the reward; the rows have {sorted(have)}"
+        )
+
+
+class PromptStream:
+    """An endless, seeded stream over `rows`: epoch e visits a permutation seeded by (seed, e).
+    Its whole state is one counter, saved in checkpoints so a resumed run sees the same prompts."""
+
+    def __init__(self, rows: Sequence[Any], seed: int = 0) -> None:
+        if not rows:
+            raise ValueError("no prompts to train on")
+        self.rows, self.seed, self.position = list(rows), seed, 0
+        self._epoch, self._order = -1, []
+
+    def _index(self, k: int) -> int:
+        epoch, offset = divmod(k, len(self.rows))
+        if epoch != self._epoch:
+            self._epoch, self._order = epoch, list(range(len(self.rows)))
+            random.Random(f"{self.seed}-{epoch}").shuffle(self._order)
+        return self._order[offset]
+
+    def take(self, n: int) -> list[Any]:
+        out = [self.rows[self._index(self.position + i)] for i in range(n)]
+        self.position += n
+        return out
+
+    def state(self) -> dict[str, int]:
+        return {"position": self.position}
+
+    def load_state(self, state: dict[str, int]) -> None:
+        self.position = int(state["position"])

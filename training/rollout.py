@@ -1,0 +1,222 @@
+"""Rollouts: batched sampling with a KV cache and left padding, and logprobs recomputed by a
+forward pass under the same masking.
+
+`generate` is the public, text-in/text-out entry point (used by `eval/`); `sample` returns the
+token-level `Rollout` the trainer needs. The HF path (`model.generate`) is the default backend;
+`training.vllm_backend` provides the same `sample` signature on GPU.
+
+>>> from training.policy import tiny_policy
+>>> model, tok = tiny_policy(seed=0)
+>>> outs = generate(model, tok, ["1+1=", "2+2="], num_samples=2, max_new_tokens=3, temperature=0)
+>>> [len(o) for o in outs]
+[2, 2]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Rollout:
+    """`N = num_prompts * num_samples` sampled completions; row i comes from prompt i // num_samples."""
+
+    prompt_ids: torch.Tensor  # [N, P] left padded
+    prompt_mask: torch.Tensor  # [N, P] 1 on real prompt tokens
+    completion_ids: torch.Tensor  # [N, C] right padded
+    completion_mask: torch.Tensor  # [N, C] 1 on completion tokens up to and including EOS / stop
+    truncated: torch.Tensor  # [N] bool: hit max_new_tokens with no EOS / stop string
+    texts: list[str]  # completion text, cut before a stop string, no special tokens
+
+    @property
+    def input_ids(self) -> torch.Tensor:  # [N, P + C]
+        return torch.cat([self.prompt_ids, self.completion_ids], dim=1)
+
+    @property
+    def attention_mask(self) -> torch.Tensor:  # [N, P + C]
+        return torch.cat([self.prompt_mask, self.completion_mask], dim=1)
+
+
+def prompt_text(tokenizer: Any, prompt: Any, chat_template: bool = False) -> str:
+    """A prompt as the text the model sees: chat messages (or any string when `chat_template`)
+    go through the tokenizer's chat template with the generation prompt."""
+    if isinstance(prompt, str) and not chat_template:
+        return prompt
+    messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+    if getattr(tokenizer, "chat_template", None) is None:
+        raise ValueError("chat-formatted prompts need a tokenizer with a chat_template; pass plain-text prompts")
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def encode_prompts(tokenizer: Any, prompts: Sequence[str], device: Any = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Left-padded `(input_ids [B, P], attention_mask [B, P])`."""
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    old_side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    try:
+        batch = tokenizer(list(prompts), padding=True, return_tensors="pt", add_special_tokens=False)
+    finally:
+        tokenizer.padding_side = old_side
+    return batch["input_ids"].to(device), batch["attention_mask"].to(device)
+
+
+def completion_mask_and_texts(
+    tokenizer: Any, completion_ids: torch.Tensor, stop: Sequence[str] | None, eos_ids: set[int]
+) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    """Where each completion ends: through its first EOS token, or through the token that completes
+    the first stop string; otherwise it ran to max length (truncated). Returns
+    `(completion_mask [N, C], truncated [N], texts)`."""
+    n, c = completion_ids.shape
+    mask = torch.zeros(n, c, dtype=torch.long, device=completion_ids.device)
+    truncated = torch.zeros(n, dtype=torch.bool, device=completion_ids.device)
+    texts: list[str] = []
+    rows = completion_ids.tolist()
+    for i, ids in enumerate(rows):
+        end = next((k + 1 for k, t in enumerate(ids) if t in eos_ids), None)
+        body = ids[: end - 1] if end is not None else ids
+        text = tokenizer.decode(body, skip_special_tokens=True)
+        cut = min((p for p in (text.find(s) for s in stop or ()) if p >= 0), default=-1)
+        if cut >= 0:
+            # the first token whose prefix covers the stop string ends the completion
+            for k in range(1, len(body) + 1):
+                if any(s in tokenizer.decode(body[:k], skip_special_tokens=True) for s in stop or ()):
+                    end = k
+                    break
+            text = text[:cut]
+        if end is None:
+            end, truncated[i] = c, True
+        mask[i, :end] = 1
+        texts.append(text)
+    return mask, truncated, texts
+
+
+@torch.no_grad()
+def sample(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    num_samples: int = 1,
+    max_new_tokens: int = 32,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    stop: Sequence[str] | None = None,
+) -> Rollout:
+    """Sample `num_samples` completions per prompt (text prompts, already chat-templated) with
+    `model.generate` (KV cache, left padding); greedy when `temperature == 0`."""
+    from transformers import GenerationConfig
+
+    device = next(model.parameters()).device
+    prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, device)
+    prompt_ids = prompt_ids.repeat_interleave(num_samples, dim=0)
+    prompt_mask = prompt_mask.repeat_interleave(num_samples, dim=0)
+    eos_ids = _eos_ids(model, tokenizer)
+    sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": top_k} if temperature > 0 else {"do_sample": False}
+    config = GenerationConfig(
+        max_new_tokens=max_new_tokens,
+        eos_token_id=sorted(eos_ids),
+        pad_token_id=tokenizer.pad_token_id,
+        use_cache=True,
+        **sampling,
+    )
+    was_training = model.training
+    model.eval()
+    unwrapped = getattr(model, "module", model)  # DDP wraps the model; generate lives on the inner one
+    out = unwrapped.generate(
+        input_ids=prompt_ids,
+        attention_mask=prompt_mask,
+        generation_config=config,
+        stopping_criteria=[StopOnStrings(tokenizer, stop, prompt_ids.shape[1])] if stop else None,
+    )
+    model.train(was_training)
+    completion_ids = out[:, prompt_ids.shape[1] :]
+    if completion_ids.shape[1] == 0:  # max_new_tokens == 0 or instant stop: keep one pad column
+        completion_ids = torch.full((len(out), 1), tokenizer.pad_token_id, device=device)
+    mask, truncated, texts = completion_mask_and_texts(tokenizer, completion_ids, stop, eos_ids)
+    completion_ids = completion_ids.masked_fill(mask == 0, tokenizer.pad_token_id)
+    return Rollout(prompt_ids, prompt_mask, completion_ids, mask, truncated, texts)
+
+
+class StopOnStrings:
+    """A `StoppingCriteria` that ends a row once its completion contains one of `stop`.
+    (transformers' own StopStringCriteria needs tokenizer internals a character tokenizer lacks.)"""
+
+    def __init__(self, tokenizer: Any, stop: Sequence[str], prompt_len: int) -> None:
+        self.tokenizer, self.stop, self.prompt_len = tokenizer, list(stop), prompt_len
+        self.tail = max(map(len, self.stop)) + 1  # every token is at least one character
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any = None, **kwargs: Any) -> torch.Tensor:
+        tails = input_ids[:, max(self.prompt_len, input_ids.shape[1] - self.tail) :].tolist()
+        texts = self.tokenizer.batch_decode(tails, skip_special_tokens=True)
+        return torch.tensor([any(s in t for s in self.stop) for t in texts], device=input_ids.device)
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
+    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if isinstance(gen_eos, int):
+        ids.add(gen_eos)
+    elif gen_eos:
+        ids.update(gen_eos)
+    return ids
+
+
+def generate(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Any],
+    num_samples: int = 1,
+    max_new_tokens: int = 32,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    stop: Sequence[str] | None = None,
+    batch_size: int = 256,
+    chat_template: bool = False,
+) -> list[list[str]]:
+    """Completions (text) per prompt: `out[i]` holds `num_samples` strings for `prompts[i]`.
+    Greedy when `temperature == 0`; prompts that are chat messages use the chat template."""
+    if num_samples < 1 or batch_size < 1:
+        raise ValueError(f"num_samples and batch_size must be >= 1, got {num_samples}, {batch_size}")
+    texts = [prompt_text(tokenizer, p, chat_template) for p in prompts]
+    out: list[list[str]] = []
+    per_call = max(1, batch_size // num_samples)
+    for start in range(0, len(texts), per_call):
+        chunk = texts[start : start + per_call]
+        r = sample(model, tokenizer, chunk, num_samples, max_new_tokens, temperature, top_p, top_k, stop)
+        out += [r.texts[i * num_samples : (i + 1) * num_samples] for i in range(len(chunk))]
+    return out
+
+
+def token_logprobs(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    num_completion_tokens: int,
+    temperature: float = 1.0,
+    with_entropy: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Logprobs of the last `C = num_completion_tokens` tokens under `model`, with the same
+    positions as `generate` used (positions count only unmasked tokens, so left padding does not
+    shift them) and the sampling temperature applied to the logits.
+
+    input_ids, attention_mask: [N, P + C]
+    returns (logprobs [N, C], entropy [N, C] or None)
+    """
+    position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits
+    logits = logits[:, -num_completion_tokens - 1 : -1, :].float()  # [N, C, V] predicts the next token
+    if temperature > 0:
+        logits = logits / temperature
+    logp_all = F.log_softmax(logits, dim=-1)
+    targets = input_ids[:, -num_completion_tokens:]
+    logprobs = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    entropy = None
+    if with_entropy:
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+    return logprobs, entropy
