@@ -1,0 +1,148 @@
+"""Equivalence: the in-process fast path == the slow path (the `math` kind), on generated cases.
+
+The generator draws golds (integers, signed, with thousands separators, decimals, fractions a/b and
+\\frac{a}{b}, tiny values) and predictions (the right value in many formats, off-by-one values,
+fraction <-> decimal, rounded decimals, separators, signs, boxed / "$...$" / "The answer is X" /
+"Answer: X" / last number of a sentence, distractor numbers earlier in the text). Whenever the fast
+path decides, its verdict must equal the slow path's; it must decide the large majority.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from verifiers.fastpath import fast_verify
+from verifiers.math_kind import verify_math
+from verifiers.types import Verdict
+
+
+def _sep(n: int) -> str:
+    return f"{n:,}"
+
+
+def _gold_and_value(rng: random.Random) -> tuple[str, Fraction]:
+    kind = rng.choice(["int", "int", "neg", "big", "dec", "frac", "latexfrac", "tiny"])
+    if kind == "int":
+        v = rng.randint(0, 999)
+        return str(v), Fraction(v)
+    if kind == "neg":
+        v = -rng.randint(1, 999)
+        return str(v), Fraction(v)
+    if kind == "big":
+        v = rng.randint(1000, 10**9)
+        return (_sep(v) if rng.random() < 0.5 else str(v)), Fraction(v)
+    if kind == "dec":
+        v = Fraction(rng.randint(-9999, 9999), 100)
+        return f"{float(v):.2f}", v
+    if kind == "tiny":
+        k = rng.randint(6, 9)
+        v = Fraction(rng.randint(1, 9), 10**k)
+        return f"{float(v):.{k}f}", v
+    a, b = rng.randint(1, 50), rng.randint(2, 30)
+    v = Fraction(a, b)
+    return (f"{a}/{b}" if kind == "frac" else f"\\frac{{{a}}}{{{b}}}"), v
+
+
+def _formats(rng: random.Random, v: Fraction) -> list[str]:
+    out = []
+    if v.denominator == 1:
+        out += [str(v.numerator), _sep(v.numerator)]
+    else:
+        out += [f"{v.numerator}/{v.denominator}", f"\\frac{{{v.numerator}}}{{{v.denominator}}}"]
+    for digits in (2, 6, 7):
+        out.append(f"{float(v):.{digits}f}")
+    out.append(f"{float(v):.6g}")
+    return out
+
+
+def _wrap(rng: random.Random, ans: str) -> str:
+    frame = rng.choice([
+        "{a}", "${a}$", "\\boxed{{{a}}}", "$\\boxed{{{a}}}$", "The answer is {a}.", "Answer: {a}",
+        "We add 3 and 4 to get 7, so the answer is {a}", "So we get {a}", "First 12, then {a}.",
+        "x = {a}", "The result:\n{a}", "Thus $x = \\boxed{{{a}}}$.", "I think 5. Final: \\boxed{{{a}}}",
+        "The answer is ${a}$.", "**{a}**", "{a} apples", "It is {a}%", "The answer is +{a}",
+    ])
+    return frame.format(a=ans)
+
+
+def _cases(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < n:
+        gold, v = _gold_and_value(rng)
+        choice = rng.random()
+        if choice < 0.45:
+            value = v  # correct
+        elif choice < 0.7:
+            value = v + rng.choice([1, -1])  # off by one
+        elif choice < 0.8:
+            value = -v  # sign error
+        else:
+            value = v * (1 + Fraction(rng.choice([1, -1]), 10 ** rng.randint(3, 8)))  # near miss
+        ans = rng.choice(_formats(rng, value))
+        cases.append((gold, _wrap(rng, ans)))
+    return cases
+
+
+CASES = _cases(3000)
+
+
+def test_fast_path_agrees_with_slow_path_and_decides_most():
+    decided, mismatches = 0, []
+    for gold, pred in CASES:
+        fast = fast_verify(pred, gold)
+        if fast is None:
+            continue
+        decided += 1
+        slow = verify_math(pred, gold)
+        if fast.verdict is not slow.verdict:
+            mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
+    assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
+    # the frames above are all "simple" except %, apples, ** and 'final' ones (5 of 18)
+    assert decided / len(CASES) >= 0.6, f"fast path decided only {decided}/{len(CASES)}"
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("42", "42", Verdict.CORRECT),  # bare integer
+    ("-1,234", "-1234", Verdict.CORRECT),  # sign and thousands separator
+    ("The answer is 0.5.", "1/2", Verdict.CORRECT),  # decimal vs fraction
+    ("\\boxed{\\frac{2}{4}}", "0.5", Verdict.CORRECT),  # boxed latex fraction vs decimal
+    ("\\boxed{0.0000002}", "0.0000001", Verdict.INCORRECT),  # tiny values are not rounded together
+    ("So we get 43", "42", Verdict.INCORRECT),  # last number, off by one
+    ("\\boxed{B}", "(B)", Verdict.CORRECT),  # multiple-choice gold goes to the choice kind
+    ("\\boxed{x^2+1}", "x^2+1", Verdict.CORRECT),  # identical simple latex
+])
+def test_fast_path_table(pred, gold, expected):
+    res = fast_verify(pred, gold)
+    assert res is not None and res.verdict is expected
+    assert verify_math(pred, gold).verdict is expected  # the slow path agrees
+
+
+@pytest.mark.parametrize("pred, gold", [
+    ("\\boxed{x^2}", "2x"),  # symbolic: needs sympy
+    ("It is 50%", "0.5"),  # percent: left to the slow path
+    ("\\boxed{1} and \\boxed{2}", "1"),  # several boxes
+    ("The final answer is 5. I hope it is correct.", "5"),  # math-verify's highest-priority pattern
+    ("5 = 3 + 2", "5"),  # the last number is part of an expression
+])
+def test_fast_path_declines(pred, gold):
+    assert fast_verify(pred, gold) is None  # None means: ask the slow path
+
+
+def test_other_kinds_and_options():
+    assert fast_verify("Answer: B", "B", kind="choice").verdict is Verdict.CORRECT
+    assert fast_verify("3.0", "3", kind="numeric").verdict is Verdict.CORRECT
+    assert fast_verify("abc", "a.c", kind="regex") is None  # user patterns run in workers only
+    with pytest.raises(TypeError, match="rel_tol"):
+        fast_verify("1", "1", kind="math", tolerance=0.1)  # names the valid options
+
+
+def test_importing_fastpath_keeps_sympy_out():
+    code = "import sys, verifiers.fastpath; bad = [m for m in ('sympy', 'math_verify') if m in sys.modules]; print(bad)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,59 @@
+"""Small helpers shared by the verifier kinds: option checking, input cleaning, results.
+
+Pure Python; importing this never imports sympy or math-verify.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from verifiers.types import Verdict, VerifyResult
+
+# The final answer sits at the end of a completion; only this many trailing characters of a
+# prediction are searched, so a 1 MB prediction costs the same as a short one.
+TAIL_CHARS = 8192
+# A reference answer longer than this is reported as BAD_GOLD instead of being parsed.
+MAX_GOLD_CHARS = 10_000
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def check_options(kind: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """`defaults` updated with `options`; an unknown option raises TypeError naming the valid ones.
+
+    >>> check_options("numeric", {"rel_tol": 0.1}, {"rel_tol": 1e-6, "abs_tol": 0.0})
+    {'rel_tol': 0.1, 'abs_tol': 0.0}
+    """
+    unknown = sorted(set(options) - set(defaults))
+    if unknown:
+        valid = ", ".join(sorted(defaults)) or "(none)"
+        raise TypeError(f"{kind} verifier got unknown option(s) {', '.join(map(repr, unknown))}; valid options: {valid}")
+    return {**defaults, **options}
+
+
+def clean(text: str, tail: int | None = TAIL_CHARS) -> str:
+    """Drop NUL bytes, replace lone surrogates with U+FFFD, keep the last `tail` characters.
+
+    >>> clean("a\\x00b\\ud800c")
+    'ab\\ufffdc'
+    """
+    if tail is not None and len(text) > tail:
+        text = text[-tail:]
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return _SURROGATES.sub("\ufffd", text)
+
+
+def short(text: str | None, limit: int = 80) -> str | None:
+    """`text` cut to `limit` characters for a result's `extracted` / `detail` fields."""
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 3] + "..."
+
+
+def result(verdict: Verdict, kind: str, start: float, extracted: str | None = None,
+           gold_parsed: str | None = None, detail: str = "", **extra: Any) -> VerifyResult:
+    return VerifyResult(verdict=verdict, extracted=short(extracted, 200), gold_parsed=short(gold_parsed, 200),
+                        detail=detail, elapsed=time.perf_counter() - start, kind=kind, extra=extra)

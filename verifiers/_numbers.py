@@ -1,0 +1,135 @@
+"""Number literals and the one numeric-equality rule shared by the `math` kind and the fast path.
+
+Pure Python (fractions, re): importing this never imports sympy. Both the slow path and the fast
+path turn a plain literal into a `Num` with the functions here, and both decide equality with
+`numbers_match`, so they cannot disagree on a number.
+
+The rule (why: math-verify rounds both sides to 6 decimals, so 1e-7 == 2e-7 and 1/2^99 == 1/2^98):
+- both sides exact (integers, fractions, exact symbolic values) -> exact equality, nothing else;
+- otherwise (a decimal or a float is involved) -> equal when |a - b| <= rel_tol * max(|a|, |b|)
+  (relative, so tiny and huge values are compared at the same precision);
+- in addition a written decimal `d` with k digits after the point matches a value `x` that rounds
+  to it (|x - d| <= 0.5 * 10**-k) provided `d` is precise enough: 0.5 * 10**-k <= 5 * rel_tol * |d|
+  (with the default rel_tol = 1e-6 this means "at least 6 significant digits": 0.142857 matches
+  1/7, 0.33 does not match 1/3, 0.0000002 does not match 0.0000001).
+
+>>> numbers_match(parse_number("1/7"), parse_number("0.142857"))
+True
+>>> numbers_match(parse_number("0.0000001"), parse_number("0.0000002"))
+False
+>>> numbers_match(parse_number("1,234"), parse_number("1234.0"))
+True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+DEFAULT_REL_TOL = 1e-6
+MAX_LITERAL_CHARS = 400  # longer "numbers" are not decided here (the slow path or a clear verdict)
+
+
+@dataclass(frozen=True)
+class Num:
+    """A number read from text: its exact value, whether it is exact (integer or fraction, not a
+    decimal), and for a written decimal how many digits follow the point."""
+
+    value: Fraction
+    exact: bool
+    decimals: int | None = None  # digits after the point of a written decimal, else None
+
+    def text(self) -> str:
+        """Canonical text: '1234', '-3/4', '0.125' (decimals keep their written precision)."""
+        if self.decimals is not None:
+            sign = "-" if self.value < 0 else ""
+            scaled = abs(self.value) * 10**self.decimals
+            whole, frac = divmod(int(scaled), 10**self.decimals)
+            return f"{sign}{whole}.{frac:0{self.decimals}d}" if self.decimals else f"{sign}{whole}"
+        v = self.value
+        return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
+
+
+# An unsigned integer: plain digits, or 1-3 digits then groups of exactly 3 after commas.
+_INT = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
+_DEC = rf"(?:{_INT}\.\d+|\.\d+|{_INT})"
+_NUMBER_RE = re.compile(rf"^(-?)({_DEC})$")
+_SLASH_RE = re.compile(rf"^(-?)({_INT})\s*/\s*(-?)({_INT})$")
+_FRAC_RE = re.compile(rf"^(-?)\\[dt]?frac\{{\s*(-?)({_INT})\s*\}}\{{\s*(-?)({_INT})\s*\}}$")
+
+
+_PLUS_RE = re.compile(r"(^|[{$:=(]|\bis)(\s*)\+(?=\d)")
+
+
+def drop_plus_signs(text: str) -> str:
+    """'+5' -> '5' where a number starts an answer (math-verify finds no answer in '+5').
+
+    >>> drop_plus_signs("The answer is +5, and 2 +3 stays")
+    'The answer is 5, and 2 +3 stays'
+    """
+    return _PLUS_RE.sub(r"\1\2", text)
+
+
+def _int(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def parse_number(text: str) -> Num | None:
+    """A plain number literal -> Num, else None. Accepts an optional leading '-', thousands
+    separators in groups of three ('1,234,567'), decimals ('0.5', '.5', '2.50'), fractions 'a/b'
+    and '\\frac{a}{b}' (also \\dfrac, \\tfrac). Anything else (spaces inside, '1,23', exponents,
+    units, '%') is not a plain literal and gives None.
+
+    >>> parse_number("-1,234.50").text()
+    '-1234.50'
+    >>> parse_number("\\\\frac{6}{8}").value
+    Fraction(3, 4)
+    >>> parse_number("1,23") is None
+    True
+    """
+    text = text.strip()
+    if not text or len(text) > MAX_LITERAL_CHARS:
+        return None
+    m = _NUMBER_RE.match(text)
+    if m:
+        sign, body = m.groups()
+        decimals = len(body) - body.index(".") - 1 if "." in body else None
+        value = Fraction(body.replace(",", ""))
+        return Num(-value if sign else value, exact=decimals is None, decimals=decimals)
+    m = _SLASH_RE.match(text)
+    if m:
+        sign, num, den_sign, den = m.groups()
+        return _fraction(num, den, negative=(sign == "-") != (den_sign == "-"))
+    m = _FRAC_RE.match(text)
+    if m:
+        sign, num_sign, num, den_sign, den = m.groups()
+        return _fraction(num, den, negative=[sign, num_sign, den_sign].count("-") % 2 == 1)
+    return None
+
+
+def _fraction(num: str, den: str, negative: bool) -> Num | None:
+    if _int(den) == 0:
+        return None
+    value = Fraction(_int(num), _int(den))
+    return Num(-value if negative else value, exact=True)
+
+
+def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL) -> bool:
+    """The numeric equality rule of the module docstring (symmetric in its two arguments)."""
+    a, b = gold.value, pred.value
+    if a == b:
+        return True
+    if gold.exact and pred.exact:
+        return False
+    tol = Fraction(rel_tol)
+    diff = abs(a - b)
+    if diff <= tol * max(abs(a), abs(b)):
+        return True
+    for side, other in ((gold, b), (pred, a)):
+        if side.decimals is None or side.exact:
+            continue
+        half_unit = Fraction(1, 2 * 10**side.decimals)
+        if half_unit <= 5 * tol * abs(side.value) and abs(other - side.value) <= half_unit:
+            return True
+    return False

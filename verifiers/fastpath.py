@@ -1,0 +1,137 @@
+"""Decide the common cheap cases in microseconds, in the calling process, without sympy.
+
+`fast_verify(prediction, gold, kind, **options)` returns the verdict the slow path (the kind
+function, run in a worker) would return, or None when it cannot be sure. Importing this module
+never imports sympy or math-verify.
+
+For `math` it decides:
+- a gold that is a plain number (integer with optional '-' and 3-digit comma groups, decimal,
+  'a/b', '\\frac{a}{b}') against a prediction whose answer is a plain number stated as
+  the whole prediction (bare, in $...$, or boxed), in the only \\boxed{...} of the prediction,
+  as "The answer is X" / "Answer: X" ending a prediction without LaTeX, or as the last number
+  of a plain-text prediction, with the same numeric rule as the slow path (`_numbers.numbers_match`);
+- a multiple-choice gold ("B", "(B)", "\\boxed{B}") through the pure-Python `choice` kind, as the
+  slow path does;
+- a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only).
+Anything else (percent, currency, units, "final answer is ... I hope", several boxes, LaTeX
+environments around text, ...) returns None. A generated equivalence test keeps this in agreement
+with the slow path.
+
+For `numeric`, `choice` and `string` (pure Python, bounded input) it calls the kind itself. `regex`
+(a user pattern can backtrack for ever) and `code` always return None.
+
+>>> fast_verify("The answer is 1,234.", "1234").verdict.value
+'correct'
+>>> fast_verify("\\\\boxed{\\\\frac{1}{3}}", "0.333333").verdict.value
+'correct'
+>>> fast_verify("\\\\boxed{x^2}", "2x") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any, Callable
+
+from verifiers import _spans
+from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
+from verifiers._numbers import DEFAULT_REL_TOL, Num, drop_plus_signs, numbers_match, parse_number
+from verifiers.simple_kinds import verify_choice, verify_numeric, verify_string
+from verifiers.types import Verdict, VerifyResult
+
+MATH_OPTIONS: dict[str, Any] = {
+    "rel_tol": DEFAULT_REL_TOL,  # relative tolerance when a decimal/float is involved (see verifiers._numbers)
+    "strict": True,  # math-verify's `strict`: variable names matter (x+1 != y+1)
+}
+
+_NUM = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# "The answer is 42." / "Answer: 42" ending a text without LaTeX
+_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_NUM}|{_NUM}/{_NUM})\s*\.?\s*$")
+# the last number of a plain text: preceded by start / newline / a letter, ':' or '=' and a space
+_LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_NUM})\s*[.!]?\s*$")
+_LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
+_DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
+# identical-text rule: simple LaTeX the slow path surely parses the same way on both sides
+_SIMPLE_TEXT_RE = re.compile(r"^(?:[A-Za-z0-9(){}^_+\-*/=,. ]|\\(?:frac|sqrt|pi|cdot|times|infty)\b)+$")
+
+
+def _latex_num(text: str) -> Num | None:
+    """A literal inside LaTeX. math-verify's normaliser rewrites exactly '0.5' / '.5' to 1/2."""
+    num = parse_number(text)
+    if num is not None and text.strip() in ("0.5", ".5"):
+        return Num(num.value, exact=True)
+    return num
+
+
+def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
+    """(answer text, number or None) when the prediction's answer is certain, else None."""
+    s = pred.strip()
+    if "final answer" in s.lower() or "\\fbox" in s:
+        return None
+    if s.count("\\boxed") == 1:
+        boxed = _spans.boxed_contents(s)
+        after = s[s.index("\\boxed"):]
+        if len(boxed) != 1 or re.search(r"\}\s*\$*\s*(?:\\?%|\\text|\\mathrm|\\,)", after) or "\\boxed{" not in after:
+            return None
+        return boxed[0], _latex_num(boxed[0])
+    if "\\boxed" in s:
+        return None
+    m = _DOLLARS_RE.match(s)
+    if m:
+        inner = m.group(1).strip()
+        return (inner, _latex_num(inner)) if "$" not in inner and "\\" not in inner and "%" not in inner else None
+    if _LATEX_OR_SPECIAL.search(s):
+        return None
+    n_answer = len(re.findall(r"(?i)answer", s))
+    if n_answer == 1:
+        m = _ANSWER_END_RE.search(s)
+        return (m.group(1), parse_number(m.group(1))) if m else None
+    if n_answer == 0:
+        m = _LAST_NUMBER_RE.search(s)
+        return (m.group(1), parse_number(m.group(1))) if m else None
+    return None
+
+
+def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> VerifyResult | None:
+    start = time.perf_counter()
+    if len(gold) > MAX_GOLD_CHARS:
+        return None
+    gold = clean(gold, tail=None)
+    letter = _spans.choice_gold_letter(gold)
+    if letter is not None:  # the slow path hands these to the choice kind too
+        res = verify_choice(clean(prediction), letter)
+        return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
+    pred = _pred_literal(drop_plus_signs(clean(prediction)))
+    if pred is None:
+        return None
+    text, pred_num = pred
+    gold_num = parse_number(gold)
+    if gold_num is not None and pred_num is not None:
+        ok = numbers_match(gold_num, pred_num, rel_tol)
+        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(),
+                      "numbers equal" if ok else "numbers differ")
+    g = gold.strip()
+    if text == g and _SIMPLE_TEXT_RE.match(g) and g.count("{") == g.count("}") and g[-1] not in "+-*/^_=,.":
+        return result(Verdict.CORRECT, "math", start, text, g, "equivalent")
+    return None
+
+
+def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult | None:
+    opts = check_options("math", options, MATH_OPTIONS)
+    return _fast_math(prediction, gold, opts["rel_tol"], opts["strict"])
+
+
+FAST_KINDS: dict[str, Callable[..., VerifyResult | None]] = {
+    "math": _fast_math_kind,
+    "numeric": verify_numeric,
+    "choice": verify_choice,
+    "string": verify_string,
+}
+
+
+def fast_verify(prediction: str, gold: str, kind: str = "math", **options: Any) -> VerifyResult | None:
+    """The verdict of `kind` for this pair when it is certain without sympy, else None.
+    Unknown options raise TypeError exactly as the kind would."""
+    fn = FAST_KINDS.get(kind)
+    return None if fn is None else fn(prediction, gold, **options)

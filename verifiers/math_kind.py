@@ -1,0 +1,300 @@
+"""The `math` verifier kind: math-verify's extraction and symbolic comparison, with its known wrong
+verdicts fixed by configuration and by checks on its parsed output (math-verify itself is not
+modified; see RESEARCH.md, "Rule verifiers").
+
+What changes compared with calling `math_verify.parse` + `math_verify.verify` directly:
+- numbers are compared with `verifiers._numbers.numbers_match` (exact when both sides are exact,
+  relative tolerance otherwise) instead of rounding both to 6 decimals, so 1e-7 != 2e-7 and
+  1/2^99 != 1/2^98, while 1/3 == 0.333333 still holds; exact symbolic numbers (3*sqrt(2) vs
+  sqrt(18)) are compared exactly, at 60 digits relative precision, never with an absolute chop;
+- a gold that is a single capital letter ("B", "(B)", "\\boxed{B}") is a multiple-choice answer and
+  goes to the `choice` kind (math-verify reads \\boxed{B} as the symbol b);
+- unit stripping: a single letter glued to a number ("5t", "3x") is a variable, not a unit, on both
+  sides; a separated unit ("5 m", "5 cm", "5\\text{ kg}") is still removed;
+- a plain number gold ("1,234", "-3/4", "0.5") is read as a number, never as a LaTeX set;
+- text answers (gold "\\text{Monday}" or a plain word) also match the prediction's stated answer
+  after case/space/punctuation folding;
+- a "+5" answer is read as 5 (math-verify finds nothing there);
+- no signal-based timeouts: `parsing_timeout=None`, `timeout_seconds=None`; the runtime kills a
+  worker that runs past its wall-clock limit.
+Gold is always passed first to math-verify (`verify(gold, target)`), as its asymmetric rules expect.
+
+Only the last `TAIL_CHARS` (8192) characters of a prediction are searched for the answer; a gold
+longer than `MAX_GOLD_CHARS` (10,000) is BAD_GOLD.
+
+>>> verify_math("so the answer is $\\\\frac{1}{2}$", "0.5").verdict.value
+'correct'
+>>> verify_math("0.0000002", "0.0000001").verdict.value
+'incorrect'
+>>> verify_math("\\\\boxed{B}", "(B)").verdict.value
+'correct'
+>>> verify_math("no idea", "3").verdict.value
+'no_answer'
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any
+
+import sympy
+from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
+from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+from math_verify.grader import is_assignment_relation, is_relation, take_last_relation
+from sympy import Basic, Float, MatrixBase, Number, Rational, UnevaluatedExpr
+
+from verifiers import _spans
+from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
+from verifiers._numbers import Num, drop_plus_signs, numbers_match, parse_number
+from verifiers.fastpath import MATH_OPTIONS
+from verifiers.simple_kinds import verify_choice
+from verifiers.types import Verdict, VerifyResult
+
+logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns once that timeouts are off: on purpose
+
+KIND = "math"
+OPTIONS = MATH_OPTIONS
+EXACT_DIGITS = 60  # exact symbolic numbers are compared at this many significant digits
+
+
+def _latex_config(units: bool) -> LatexExtractionConfig:
+    norm = NormalizationConfig(basic_latex=True, units=units, malformed_operators=True, nits=True,
+                               boxed="all", equations=False)
+    return LatexExtractionConfig(boxed_match_priority=0, normalization_config=norm)
+
+
+PRED_CONFIG = {units: [_latex_config(units), ExprExtractionConfig()] for units in (False, True)}
+GOLD_CONFIG = {units: [_latex_config(units)] for units in (False, True)}
+
+_TEXT_GOLD_RE = re.compile(r"^\s*(?:\\(?:text|textbf|mathrm)\{([^{}]*)\}|([A-Za-z][A-Za-z' -]*[A-Za-z]))\s*\.?\s*$")
+_NOT_WORDS = {"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "pi", "frac", "infty", "inf", "cot", "sec", "csc"}
+_FOLD_RE = re.compile(r"[\s.,;:!?'\"`*$]+")
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _parse(text: str, configs: dict[bool, list], gold: bool) -> list:
+    """math-verify `parse` with unit stripping decided per answer (see module docstring): parse
+    without unit stripping; when the answer has free symbols, parse again with stripping and keep
+    that reading only if what was removed is a separated unit, not a letter glued to a number."""
+    raw = parse(text, configs[False], parsing_timeout=None)
+    exprs = [x for x in raw if isinstance(x, (Basic, MatrixBase))]
+    if not exprs or not getattr(exprs[0], "free_symbols", None):
+        return raw
+    stripped = parse(text, configs[True], parsing_timeout=None)
+    if len(raw) == 2 and len(stripped) == 2 and _is_separated_unit(raw[1], stripped[1]):
+        return stripped
+    return raw
+
+
+def _is_separated_unit(before: str, after: str) -> bool:
+    removed = before[len(after):] if before.startswith(after) else ""
+    if not removed:
+        return False
+    inner = re.sub(r"\\(?:text|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", removed).strip("{} ")
+    glued = not removed[0].isspace() and not removed.startswith("\\") and not removed.startswith("~")
+    return not (len(inner) == 1 and inner.isalpha() and glued) and bool(inner)
+
+
+def _parse_gold(gold: str) -> tuple[list, Num | None]:
+    num = parse_number(gold)
+    if num is not None:
+        value = Rational(num.value.numerator, num.value.denominator)
+        expr = value if num.exact else Float(num.text(), max(15, len(num.text()) + 5))
+        return [expr, gold.strip()], num
+    has_env = any(tok in gold for tok in ("$", "\\boxed", "\\(", "\\["))
+    parsed = _parse(gold if has_env else f"$${gold}$$", GOLD_CONFIG, gold=True)
+    if not any(isinstance(x, (Basic, MatrixBase)) for x in parsed):
+        parsed = _parse(gold, PRED_CONFIG, gold=True)
+    return parsed, _num_from(parsed)
+
+
+def _num_from(parsed: list) -> Num | None:
+    """The plain-literal reading of a parse result (same function as the fast path uses)."""
+    if len(parsed) == 2 and isinstance(parsed[1], str) and isinstance(parsed[0], (Basic, MatrixBase)):
+        # math-verify's plain-expression pattern keeps a sentence's final period ("3/4." -> 3/4.0,
+        # a float); the period is punctuation, the fraction stays exact
+        return parse_number(parsed[1].rstrip().removesuffix("."))
+    return None
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def _is_pct(expr: Any) -> bool:
+    return isinstance(expr, sympy.Mul) and len(expr.args) == 2 and expr.args[1] == UnevaluatedExpr(Rational(1, 100))
+
+
+def _numeric_value(expr: Any) -> Basic | None:
+    """`expr` evaluated to a plain (possibly symbolic) number, or None when it is not one."""
+    if not isinstance(expr, Basic) or isinstance(expr, (sympy.Set, sympy.Tuple)) or is_relation(expr):
+        return None
+    try:
+        value = expr.doit()
+        return value if value.is_number and not value.free_symbols else None
+    except Exception:  # sympy raises many kinds of errors on odd input; then it is not a plain number
+        return None
+
+
+def _exact_numbers_equal(a: Basic, b: Basic) -> bool:
+    if isinstance(a, Rational) and isinstance(b, Rational):
+        return a == b
+    try:
+        diff = abs(sympy.N(a - b, EXACT_DIGITS))
+        scale = max(abs(sympy.N(a, EXACT_DIGITS)), abs(sympy.N(b, EXACT_DIGITS)))
+        if scale == 0:
+            return diff == 0
+        if diff > scale * sympy.Float(10) ** (10 - EXACT_DIGITS):
+            return False
+        return sympy.simplify(a - b) == 0 or diff <= scale * sympy.Float(10) ** (5 - EXACT_DIGITS)
+    except Exception:  # comparison not decidable numerically: let math-verify decide
+        return bool(verify(a, b, timeout_seconds=None))
+
+
+def _float_numbers_equal(a: Basic, b: Basic, rel_tol: float) -> bool:
+    try:
+        av, bv = sympy.N(a, 30), sympy.N(b, 30)
+        return bool(abs(av - bv) <= sympy.Float(rel_tol) * max(abs(av), abs(bv)))
+    except Exception:
+        return False
+
+
+def _numbers_equal(gold: Basic, pred: Basic, rel_tol: float) -> bool:
+    """Two plain numbers: exact when both are exact, relative tolerance otherwise; a percentage
+    matches its fraction or its bare number (50% ~ 1/2 ~ 50)."""
+    golds = [gold] + ([gold.args[0]] if _is_pct(gold) else [])
+    preds = [pred] + ([pred.args[0]] if _is_pct(pred) else [])
+    for g in golds:
+        for p in preds:
+            gv, pv = g.doit(), p.doit()
+            exact = not (gv.has(Float) or pv.has(Float))
+            if exact and _exact_numbers_equal(gv, pv):
+                return True
+            if not exact and _float_numbers_equal(gv, pv, rel_tol):
+                return True
+    return False
+
+
+def _expr_equal(gold: Any, pred: Any, rel_tol: float, strict: bool) -> bool:
+    """Numbers and containers of numbers by our rule; everything else by math-verify."""
+    if isinstance(gold, (Basic, MatrixBase)) and isinstance(pred, (Basic, MatrixBase)):
+        if is_assignment_relation(gold) and not is_relation(pred):
+            gold = take_last_relation(gold).rhs  # "x = 2" vs "2"
+        if is_relation(pred) and not is_relation(gold) and isinstance(take_last_relation(pred), sympy.Eq):
+            pred = take_last_relation(pred).rhs  # "2" vs "x = 2"
+        g_num, p_num = _numeric_value(gold), _numeric_value(pred)
+        if g_num is not None and p_num is not None:
+            return _numbers_equal(gold, pred, rel_tol)
+        same_container = _elementwise(gold, pred)
+        if same_container is not None:
+            return all(_expr_equal(g, p, rel_tol, strict) for g, p in same_container)
+    return bool(verify(gold, pred, strict=strict, timeout_seconds=None))
+
+
+def _elementwise(gold: Any, pred: Any) -> list[tuple] | None:
+    """Pairs of elements to compare when both sides are the same kind of container of numbers."""
+    if isinstance(gold, sympy.Tuple) and isinstance(pred, sympy.Tuple) and len(gold) == len(pred):
+        pairs = list(zip(gold.args, pred.args))
+    elif isinstance(gold, MatrixBase) and isinstance(pred, MatrixBase) and gold.shape == pred.shape:
+        pairs = list(zip(gold, pred))
+    elif isinstance(gold, sympy.Interval) and isinstance(pred, sympy.Interval):
+        if (gold.left_open, gold.right_open) != (pred.left_open, pred.right_open):
+            return None
+        pairs = [(gold.start, pred.start), (gold.end, pred.end)]
+    elif isinstance(gold, sympy.FiniteSet) and isinstance(pred, sympy.FiniteSet) and len(gold) == len(pred):
+        try:
+            key = lambda x: sympy.N(x, 30)  # noqa: E731  sort numbers by value so {2, 1} pairs with {1, 2}
+            pairs = list(zip(sorted(gold.args, key=key), sorted(pred.args, key=key)))
+        except (TypeError, ValueError):
+            return None
+    else:
+        return None
+    if all(_numeric_value(g) is not None and _numeric_value(p) is not None for g, p in pairs):
+        return pairs
+    return None
+
+
+# ---------------------------------------------------------------- text answers
+
+
+def _fold(text: str) -> str:
+    text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", text)
+    return _FOLD_RE.sub(" ", text).strip().lower()
+
+
+def _text_gold(gold: str) -> str | None:
+    m = _TEXT_GOLD_RE.match(gold)
+    if not m:
+        return None
+    word = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
+    if m.group(2) is not None and (len(word) < 3 or word.lower() in _NOT_WORDS):
+        return None
+    return _fold(word) or None
+
+
+# ---------------------------------------------------------------- the kind
+
+
+def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
+    """Check a completion's final math answer against `gold` (LaTeX or plain text).
+
+    Options: `rel_tol` (default 1e-6; see `verifiers._numbers` for the rule), `strict` (default
+    True: variable names must match). See the module docstring for what is fixed relative to
+    math-verify.
+
+    >>> verify_math("The answer is \\\\boxed{3\\\\sqrt{2}}", "\\\\sqrt{18}").correct
+    True
+    """
+    opts = check_options(KIND, options, OPTIONS)
+    start = time.perf_counter()
+    if len(gold) > MAX_GOLD_CHARS:
+        return result(Verdict.BAD_GOLD, KIND, start, detail=f"gold is {len(gold)} characters (limit {MAX_GOLD_CHARS})")
+    gold = clean(gold, tail=None)
+    prediction = drop_plus_signs(clean(prediction))
+
+    letter = _spans.choice_gold_letter(gold)
+    if letter is not None:
+        res = verify_choice(prediction, letter)
+        return result(res.verdict, KIND, start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
+
+    gold_parsed, gold_num = _parse_gold(gold)
+    gold_exprs = [x for x in gold_parsed if isinstance(x, (Basic, MatrixBase))]
+    if not gold_exprs:
+        return result(Verdict.BAD_GOLD, KIND, start, gold_parsed=gold, detail="gold cannot be parsed as math")
+    gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
+    text_gold = _text_gold(gold)
+
+    pred_parsed = _parse(prediction, PRED_CONFIG, gold=False)
+    span = _spans.final_answer_span(prediction) if text_gold else None
+    if text_gold and span is not None and _fold(span) == text_gold:
+        return result(Verdict.CORRECT, KIND, start, span, gold_text, "text answer matches")
+    if not pred_parsed:
+        if text_gold and span is not None:
+            return result(Verdict.INCORRECT, KIND, start, span, gold_text, "text answer differs")
+        return result(Verdict.NO_ANSWER, KIND, start, gold_parsed=gold_text, detail="no answer found in prediction")
+    extracted = str(pred_parsed[-1])
+    pred_num = _num_from(pred_parsed)
+    if gold_num is not None and pred_num is not None:  # two plain literals: the fast path's rule
+        ok = numbers_match(gold_num, pred_num, opts["rel_tol"])
+        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
+                      "numbers equal" if ok else "numbers differ")
+    pred_exprs = [x for x in pred_parsed if isinstance(x, (Basic, MatrixBase))]
+    if not pred_exprs:
+        ok = bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))  # string fallback compare
+        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
+                      "same text" if ok else f"answer could not be parsed as math: {extracted[:60]!r}")
+    ok = _expr_equal(gold_exprs[0], pred_exprs[0], opts["rel_tol"], opts["strict"])
+    return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
+                  "equivalent" if ok else "not equivalent")
+
+
+def extract_math(text: str) -> str | None:
+    """The answer `verify_math` reads from `text`, as text (a plain number in canonical form)."""
+    parsed = _parse(drop_plus_signs(clean(text)), PRED_CONFIG, gold=False)
+    if not parsed:
+        return None
+    num = _num_from(parsed)
+    return num.text() if num is not None else str(parsed[-1])
