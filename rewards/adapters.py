@@ -1,0 +1,140 @@
+"""Adapters: our rewards inside other RL frameworks.
+
+- TRL: nothing to adapt - every reward is a valid item of `GRPOTrainer(reward_funcs=[...])` (same
+  signature, extra keyword arguments accepted, `__name__` set, metrics sent to `log_metric`).
+  `trl_reward_funcs(reward)` unpacks a `Combine` into `reward_funcs` / `reward_weights`.
+- verl: `as_verl_compute_score(reward)` -> `compute_score(data_source, solution_str, ground_truth,
+  extra_info=None, **kw)`, and `as_verl_batch_compute_score` for verl's batch reward manager.
+- OpenRLHF: `as_openrlhf_reward_func(reward)` -> `reward_func(queries, prompts, labels, **kw)`
+  returning `{"rewards", "scores", "extra_logs"}`; the HTTP service (`rewards.service`) answers
+  OpenRLHF's remote-RM requests with the same function.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+from rewards.base import reward_metrics
+
+
+def trl_reward_funcs(reward: Any) -> dict[str, list[Any]]:
+    """`{"reward_funcs": [...], "reward_weights": [...]}` for TRL: a `Combine`'s components with their
+    weights, or any other reward alone with weight 1.
+
+    >>> from rewards import build_reward
+    >>> args = trl_reward_funcs(build_reward("format:integer*1+length:target=4*0.1"))
+    >>> [f.__name__ for f in args["reward_funcs"]], args["reward_weights"]
+    (['format', 'length'], [1.0, 0.1])
+    """
+    as_trl = getattr(reward, "as_trl", None)
+    return as_trl() if callable(as_trl) else {"reward_funcs": [reward], "reward_weights": [1.0]}
+
+
+def _number(value: Any, none_score: float) -> tuple[float, bool]:
+    """(float, was_none) - verl and OpenRLHF need a number for every sample."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return none_score, True
+    return float(value), False
+
+
+def as_verl_compute_score(reward: Any, answer_column: str = "answer", none_score: float = 0.0,
+                          return_dict: bool = True) -> Callable[..., Any]:
+    """A verl `compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw)`.
+
+    The gold goes to the reward as column `answer_column`; `extra_info["prompt"]` (if any) as the
+    prompt and the other `extra_info` entries as columns. Returns a dict with `score` and the
+    reward's metrics (`not_applicable` is 1.0 when the reward gave None, scored as `none_score`),
+    or a bare float with `return_dict=False`.
+
+    >>> from rewards import build_reward
+    >>> compute_score = as_verl_compute_score(build_reward("format:integer"), return_dict=False)
+    >>> compute_score("arith", "579", "579")
+    1.0
+    """
+
+    def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None, **kw: Any) -> Any:
+        extra = dict(extra_info or {})
+        prompt = extra.pop("prompt", "")
+        columns = {k: [v] for k, v in extra.items() if isinstance(k, str)}
+        columns[answer_column] = [ground_truth]
+        columns.setdefault("data_source", [data_source])
+        value, was_none = _number(reward([prompt], [solution_str], **columns)[0], none_score)
+        if not return_dict:
+            return value
+        metrics = {k: float(v) for k, v in reward_metrics(reward).items() if isinstance(v, (int, float))}
+        return {"score": value, "not_applicable": float(was_none), **metrics}
+
+    compute_score.__name__ = f"compute_score_{getattr(reward, '__name__', 'reward')}"
+    return compute_score
+
+
+def as_verl_batch_compute_score(reward: Any, answer_column: str = "answer", none_score: float = 0.0) -> Callable[..., list[float]]:
+    """verl's batched form `compute_score(data_sources, solution_strs, ground_truths, extra_infos, **kw)`
+    -> one float per sample (one reward call for the whole batch).
+
+    >>> from rewards import build_reward
+    >>> as_verl_batch_compute_score(build_reward("format:integer"))(["a", "a"], ["5", "five"], ["5", "5"], [None, None])
+    [1.0, 0.0]
+    """
+
+    def compute_score(data_sources: Sequence[str], solution_strs: Sequence[str], ground_truths: Sequence[Any],
+                      extra_infos: Sequence[dict | None] | None = None, **kw: Any) -> list[float]:
+        extras = [dict(e or {}) for e in (extra_infos or [None] * len(solution_strs))]
+        prompts = [e.pop("prompt", "") for e in extras]
+        keys = sorted({k for e in extras for k in e} - {answer_column})
+        columns = {k: [e.get(k) for e in extras] for k in keys}
+        columns[answer_column] = list(ground_truths)
+        columns.setdefault("data_source", list(data_sources))
+        return [_number(v, none_score)[0] for v in reward(prompts, list(solution_strs), **columns)]
+
+    return compute_score
+
+
+def split_query(query: str, prompt: str) -> str:
+    """The response part of an OpenRLHF query (prompt + response).
+
+    >>> split_query("1+1=2", "1+1="), split_query("<s>1+1=2", "1+1=")
+    ('2', '2')
+    """
+    if query.startswith(prompt):
+        return query[len(prompt):]
+    at = query.find(prompt) if prompt else -1
+    return query[at + len(prompt):] if at >= 0 else query
+
+
+def as_openrlhf_reward_func(reward: Any, label_column: str = "answer", none_score: float = 0.0) -> Callable[..., dict[str, Any]]:
+    """An OpenRLHF `reward_func(queries, prompts, labels, **kw)`.
+
+    `queries` are prompt + response texts; the response is what follows the prompt. `labels` go to
+    the reward as column `label_column`. Returns `{"rewards": [...], "scores": [...], "extra_logs":
+    {...}}` (lists of floats; OpenRLHF turns them into tensors); a None reward becomes `none_score`
+    and is counted in `extra_logs["not_applicable"]`.
+
+    >>> from rewards import build_reward
+    >>> out = as_openrlhf_reward_func(build_reward("format:integer"))(["1+1=2", "1+1=two"], ["1+1=", "1+1="], ["2", "2"])
+    >>> out["rewards"], out["extra_logs"]["format/match_frac"]
+    ([1.0, 0.0], 0.5)
+    """
+
+    def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None = None, **kw: Any) -> dict[str, Any]:
+        if len(queries) != len(prompts):
+            raise ValueError(f"OpenRLHF request: {len(queries)} queries but {len(prompts)} prompts; send one prompt per query")
+        completions = [split_query(q, p) for q, p in zip(queries, prompts)]
+        columns = {k: v for k, v in kw.items() if isinstance(v, (list, tuple)) and len(v) == len(queries)}
+        if labels is not None:
+            if len(labels) != len(queries):
+                raise ValueError(f"OpenRLHF request: {len(labels)} labels for {len(queries)} queries")
+            columns[label_column] = list(labels)
+        raw = list(reward(list(prompts), completions, **columns))
+        pairs = [_number(v, none_score) for v in raw]
+        rewards = [v for v, _ in pairs]
+        from rewards.combine import Combine
+
+        # a Combine's metrics are already named per component; others get the reward's name
+        prefix = "" if isinstance(reward, Combine) else f"{getattr(reward, '__name__', 'reward')}/"
+        extra_logs = {prefix + k: float(v) for k, v in reward_metrics(reward).items() if isinstance(v, (int, float))}
+        extra_logs["not_applicable"] = float(sum(none for _, none in pairs))
+        return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}
+
+    return reward_func

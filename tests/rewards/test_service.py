@@ -1,0 +1,81 @@
+"""The reward service: a real uvicorn subprocess on a free loopback port, both request shapes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rewardlab", "serve-reward", "--reward", "verifier:math*1.0+format:integer*0.5",
+         "--port", str(port), "--max-items", "8", "--log-level", "warning"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"server exited: {proc.stdout.read()}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("server did not start within 60 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_health(server):
+    assert httpx.get(f"{server}/health").json() == {"status": "ok", "reward": "verifier:math*1.0+format:integer*0.5"}
+
+
+def test_openrlhf_request_shape(server):
+    body = {"query": ["12+3=15", "12+3=16", "12+3=fifteen"], "prompts": ["12+3="] * 3, "labels": ["15"] * 3}
+    out = httpx.post(f"{server}/get_reward", json=body, timeout=60).json()
+    # 1*verifier + 0.5*format: "15" -> 1.5, "16" -> 0.5, "fifteen" -> 0 (no answer, not an integer)
+    assert out["rewards"] == [1.5, 0.5, 0.0]
+    assert out["scores"] == out["rewards"]
+    assert out["extra_logs"]["verifier/verdict/correct"] == 1.0
+    assert out["extra_logs"]["format/mean"] == pytest.approx(2 / 3)
+
+
+def test_batch_endpoint(server):
+    body = {"prompts": ["1+1=", "1+1="], "completions": ["2", "3"], "columns": {"answer": ["2", "2"]}}
+    out = httpx.post(f"{server}/reward", json=body, timeout=60).json()
+    assert out["rewards"] == [1.5, 0.5]
+    assert out["metrics"]["total/mean"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "path, body, status, fragment",
+    [
+        ("/get_reward", {"prompts": ["a"]}, 422, "query"),  # missing field
+        ("/reward", {"prompts": ["a"], "completions": ["1"]}, 400, "'answer'"),  # missing gold column named
+        ("/reward", {"prompts": ["a", "b"], "completions": ["1"], "columns": {}}, 422, "one prompt per completion"),
+        ("/get_reward", {"query": ["x"] * 9, "prompts": ["x"] * 9}, 413, "limit is 8"),  # too many items
+    ],
+)
+def test_bad_requests(server, path, body, status, fragment):
+    response = httpx.post(f"{server}{path}", json=body, timeout=60)
+    assert response.status_code == status
+    assert fragment in response.text
