@@ -1,0 +1,75 @@
+"""The public API: argument checking, kind lists, the fast path, and `extract_answer`."""
+
+from __future__ import annotations
+
+import pytest
+
+import verifiers
+from verifiers import Verdict, VerifyResult, verify, verify_batch
+from verifiers import api
+
+
+def test_public_names_import():
+    from verifiers import averify_batch, Verdict, VerifyResult, verify, verify_batch  # noqa: F401
+
+    assert set(verifiers.__all__) == {"verify", "verify_batch", "averify_batch", "Verdict", "VerifyResult", "extract_answer"}
+
+
+# (call, exception type, text the message must contain)
+BAD_CALLS = [
+    (lambda: verify(None, "1"), TypeError, "prediction must be a string, got NoneType"),  # None prediction
+    (lambda: verify("1", 1), TypeError, "gold must be a string, got int"),  # int gold
+    (lambda: verify_batch(["1", None], ["1", "2"]), TypeError, "predictions[1]"),  # names the index
+    (lambda: verify_batch(["1", "2"], ["1", b"2"]), TypeError, "golds[1] must be a string, got bytes"),
+    (lambda: verify_batch("12", "12"), TypeError, "predictions must be a list"),  # a bare string
+    (lambda: verify_batch(["1"], ["1", "2"]), ValueError, "predictions has 1 items but golds has 2"),
+    (lambda: verify("1", "1", kind="maths"), ValueError, "valid kinds: choice, code, math, numeric, regex, string"),
+    (lambda: verify_batch(["1", "2"], ["1", "2"], kind=["math"]), ValueError, "kind is a list of 1"),
+    (lambda: verify_batch(["1", "2"], ["1", "2"], kind=["math", "nope"]), ValueError, "'nope' for kind[1]"),
+    (lambda: verify("1", "1", timeout=0), ValueError, "timeout must be a positive number"),
+    (lambda: verify("1", "1", timeout="5"), ValueError, "timeout must be a positive number"),
+    (lambda: verify_batch(["1"], ["1"], workers=0), ValueError, "workers must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize("call,exc,text", BAD_CALLS)
+def test_bad_arguments_get_clear_errors(call, exc, text):
+    with pytest.raises(exc) as info:
+        call()
+    assert text in str(info.value)
+
+
+def test_empty_batch():
+    assert verify_batch([], []) == []
+
+
+def test_fast_path_settles_items_in_process(light_pool, monkeypatch):
+    # the fake fast path settles "fast" itself, raises on "boom", and passes the rest on
+    def fake_fast(prediction, gold, kind, **options):
+        if prediction == "boom":
+            raise RuntimeError("fast path bug")
+        if prediction == "fast":
+            return VerifyResult(Verdict.CORRECT, extracted="fast")
+        return None
+
+    monkeypatch.setattr(api, "_fast_verify", lambda: fake_fast)
+    results = verify_batch(["fast", "slow", "boom"], ["x", "x", "boom"], kind="pid")
+    assert results[0].verdict is Verdict.CORRECT and results[0].extracted == "fast"  # never reached a worker
+    assert results[0].kind == "pid"
+    assert results[1].extracted.isdigit()  # the `pid` kind ran in a worker
+    assert results[2].extracted.isdigit()
+    assert "fast path raised RuntimeError" in results[2].extra["fast_path_error"]  # visible, not hidden
+
+
+def test_code_never_takes_the_fast_path(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("code went through the in-process fast path")
+
+    monkeypatch.setattr(api, "_fast_verify", lambda: fail)
+    result = verify("print(1)", '[{"input": "", "output": "1"}]', kind="code", timeout=10)
+    assert result.verdict is Verdict.CORRECT
+
+
+def test_extract_answer_is_exported():
+    extract = pytest.importorskip("verifiers.extract").extract_answer
+    assert verifiers.extract_answer is extract
