@@ -47,9 +47,12 @@ MATH_OPTIONS: dict[str, Any] = {
 
 _NUM = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 # "The answer is 42." / "Answer: 42" ending a text without LaTeX
-_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_NUM}|{_NUM}/{_NUM})\s*\.?\s*$")
-# the last number of a plain text: preceded by start / newline / a letter, ':' or '=' and a space
-_LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_NUM})\s*[.!]?\s*$")
+_FRACTION = r"-?\d+/\d+"
+_LITERAL = rf"(?:\$?(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\$?)"
+# "The answer is 42." / "Answer: $\frac{1}{2}$" ending the prediction
+_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_LITERAL})\s*\.?\s*$")
+# the last number of a text: preceded by start / newline / a letter, ':' or '=' and a space
+_LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$")
 _LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
 _DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
 # identical-text rule: simple LaTeX the slow path surely parses the same way on both sides
@@ -81,16 +84,21 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     if m:
         inner = m.group(1).strip()
         return (inner, _latex_num(inner)) if "$" not in inner and "\\" not in inner and "%" not in inner else None
-    if _LATEX_OR_SPECIAL.search(s):
-        return None
+    whole = parse_number(s)
+    if whole is not None:  # the whole prediction is one literal, also '\\frac{a}{b}'
+        return s, whole
     n_answer = len(re.findall(r"(?i)answer", s))
-    if n_answer == 1:
-        m = _ANSWER_END_RE.search(s)
-        return (m.group(1), parse_number(m.group(1))) if m else None
-    if n_answer == 0:
-        m = _LAST_NUMBER_RE.search(s)
-        return (m.group(1), parse_number(m.group(1))) if m else None
-    return None
+    if n_answer > 1:
+        return None
+    m = (_ANSWER_END_RE if n_answer else _LAST_NUMBER_RE).search(s)
+    # only the final literal may be LaTeX: anything before it would compete in math-verify's patterns
+    if m is None or _LATEX_OR_SPECIAL.search(s[: m.start(1)]):
+        return None
+    literal = m.group(1)
+    if literal.startswith("$") != literal.endswith("$"):
+        return None
+    inner = literal.strip("$")
+    return inner, (_latex_num(inner) if literal.startswith("$") else parse_number(inner))
 
 
 def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> VerifyResult | None:

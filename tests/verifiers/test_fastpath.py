@@ -60,17 +60,21 @@ def _formats(rng: random.Random, v: Fraction) -> list[str]:
     return out
 
 
-def _wrap(rng: random.Random, ans: str) -> str:
-    frame = rng.choice([
-        "{a}", "${a}$", "\\boxed{{{a}}}", "$\\boxed{{{a}}}$", "The answer is {a}.", "Answer: {a}",
-        "We add 3 and 4 to get 7, so the answer is {a}", "So we get {a}", "First 12, then {a}.",
-        "x = {a}", "The result:\n{a}", "Thus $x = \\boxed{{{a}}}$.", "I think 5. Final: \\boxed{{{a}}}",
-        "The answer is ${a}$.", "**{a}**", "{a} apples", "It is {a}%", "The answer is +{a}",
-    ])
-    return frame.format(a=ans)
+SIMPLE_FRAMES = [  # the forms the fast path is meant to decide
+    "{a}", "${a}$", "\\boxed{{{a}}}", "$\\boxed{{{a}}}$", "The answer is {a}.", "Answer: {a}",
+    "We add 3 and 4 to get 7, so the answer is {a}", "So we get {a}", "First 12, then {a}.",
+    "x = {a}", "The result:\n{a}", "Thus $x = \\boxed{{{a}}}$.", "I think 5. Final: \\boxed{{{a}}}",
+    "The answer is ${a}$.", "The answer is +{a}",
+]
+OTHER_FRAMES = ["**{a}**", "{a} apples", "It is {a}%", "so {a} = 2 + 3"]  # left to the slow path
 
 
-def _cases(n: int, seed: int = 0) -> list[tuple[str, str]]:
+def _wrap(rng: random.Random, ans: str) -> tuple[str, bool]:
+    frame = rng.choice(SIMPLE_FRAMES + OTHER_FRAMES)
+    return frame.format(a=ans), frame in SIMPLE_FRAMES and "e" not in ans
+
+
+def _cases(n: int, seed: int = 0) -> list[tuple[str, str, bool]]:
     rng = random.Random(seed)
     cases = []
     while len(cases) < n:
@@ -85,7 +89,7 @@ def _cases(n: int, seed: int = 0) -> list[tuple[str, str]]:
         else:
             value = v * (1 + Fraction(rng.choice([1, -1]), 10 ** rng.randint(3, 8)))  # near miss
         ans = rng.choice(_formats(rng, value))
-        cases.append((gold, _wrap(rng, ans)))
+        cases.append((gold, *_wrap(rng, ans)))
     return cases
 
 
@@ -93,18 +97,20 @@ CASES = _cases(3000)
 
 
 def test_fast_path_agrees_with_slow_path_and_decides_most():
-    decided, mismatches = 0, []
-    for gold, pred in CASES:
+    decided, simple, simple_decided, mismatches = 0, 0, 0, []
+    for gold, pred, is_simple in CASES:
         fast = fast_verify(pred, gold)
+        simple += is_simple
         if fast is None:
             continue
         decided += 1
+        simple_decided += is_simple
         slow = verify_math(pred, gold)
         if fast.verdict is not slow.verdict:
             mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
     assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
-    # the frames above are all "simple" except %, apples, ** and 'final' ones (5 of 18)
-    assert decided / len(CASES) >= 0.6, f"fast path decided only {decided}/{len(CASES)}"
+    assert decided >= 1500  # the agreement above is measured on many decided cases
+    assert simple_decided / simple >= 0.9, f"fast path decided only {simple_decided}/{simple} simple cases"
 
 
 @pytest.mark.parametrize("pred, gold, expected", [
