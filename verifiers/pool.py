@@ -309,6 +309,12 @@ class _Worker:
             self.buffer += data
         return _split_frames(self.buffer), eof
 
+    def poll_ready(self) -> None:
+        """Note a "ready" message of an idle worker without blocking."""
+        if not self.ready:
+            messages, _ = self.read()
+            self.ready = any(m[0] == "ready" for m in messages)
+
     def kill(self) -> None:
         try:
             self.proc.kill()
@@ -361,9 +367,15 @@ class VerifierPool:
             while True:
                 if self._closed:
                     raise RuntimeError("the verifier pool is shut down")
+                for waiting in self._idle:
+                    waiting.poll_ready()
+                for dead in [w for w in self._idle if w.proc.poll() is not None]:
+                    self._idle.remove(dead)  # died while idle: forget it, nobody's item was lost
+                    self._alive -= 1
+                    dead.close()
                 if self._idle:
                     ready = [w for w in self._idle if w.ready]
-                    worker = (ready or self._idle)[0]
+                    worker = ready[0] if ready else min(self._idle, key=lambda w: w.born)
                     self._idle.remove(worker)
                     return worker
                 if self._alive < self.capacity:
@@ -373,12 +385,32 @@ class VerifierPool:
                     return None
                 self._lock.wait(timeout=1.0)
         try:
-            return _Worker(self.config)
+            worker = _Worker(self.config)
         except BaseException:
             with self._lock:
                 self._alive -= 1
                 self._lock.notify_all()
             raise
+        self._fill()
+        return worker
+
+    def _fill(self) -> None:
+        """Start idle workers up to capacity, so they import their modules while others work
+        (after a kill, the next item finds a warm worker instead of waiting for a fresh one)."""
+        while True:
+            with self._lock:
+                if self._closed or self._alive >= self.capacity:
+                    return
+                self._alive += 1
+            try:
+                worker = _Worker(self.config)
+            except BaseException:
+                with self._lock:
+                    self._alive -= 1
+                raise
+            with self._lock:
+                self._idle.append(worker)
+                self._lock.notify_all()
 
     def _release(self, worker: _Worker) -> None:
         with self._lock:
@@ -390,21 +422,34 @@ class VerifierPool:
             self._lock.notify_all()
 
     def _discard(self, worker: _Worker) -> None:
+        """Kill `worker` and start its replacement right away."""
         worker.kill()
         with self._lock:
             self._alive -= 1
             self._lock.notify_all()
+        self._fill()
 
     def grow(self, workers: int) -> None:
         """Allow at least `workers` processes (a batch asking for more workers grows the pool)."""
         with self._lock:
             self.capacity = max(self.capacity, workers)
 
-    def warm(self, n: int | None = None) -> None:
-        """Start `n` workers now (default: all) so the first batch does not wait for imports."""
-        workers = [self._acquire(block=True) for _ in range(min(n or self.capacity, self.capacity))]
-        for worker in workers:
-            self._release(worker)
+    def warm(self) -> None:
+        """Start every worker now and wait until each has imported its modules, so that the
+        first batch does not wait (e.g. before timing something)."""
+        workers = [self._acquire(block=True) for _ in range(self.capacity)]
+        try:
+            for worker in workers:
+                deadline = worker.born + self.config.start_timeout
+                while not worker.ready and worker.proc.poll() is None and time.monotonic() < deadline:
+                    selectors_ = selectors.DefaultSelector()
+                    selectors_.register(worker.fd, selectors.EVENT_READ)
+                    selectors_.select(timeout=0.5)
+                    selectors_.close()
+                    worker.poll_ready()
+        finally:
+            for worker in workers:
+                self._release(worker)
 
     def shutdown(self) -> None:
         with self._lock:
