@@ -76,6 +76,25 @@ AGGREGATIONS: dict[str, Callable[[Scores], float]] = {
 }
 
 
+def fill_truncated(r: list[float]) -> tuple[Scores, int]:
+    """Steps the PRM could not see (NaN: truncated away) keep the last visible prefix score, so
+    they add nothing under Delta; returns (scores, number filled). All NaN -> ([], K).
+
+    >>> fill_truncated([0.9, float("nan")])
+    ([0.9, 0.9], 1)
+    """
+    if not r or all(math.isnan(x) for x in r):
+        return [], len(r)
+    out, last, filled = [], next(x for x in r if not math.isnan(x)), 0
+    for x in r:
+        if math.isnan(x):
+            filled += 1
+        else:
+            last = x
+        out.append(last)
+    return out, filled
+
+
 def split_steps(text: str, separator: str = "\n") -> tuple[list[str], list[int]]:
     """Non-empty steps of `text` and the character offset where each ends (exclusive).
 
@@ -141,7 +160,13 @@ class PRMReward:
         split = [split_steps(t, self.separator) for t in texts]
         scored = [i for i, (steps, _) in enumerate(split) if steps]
         scores = self.model.score([prompt_text(prompts[i]) for i in scored], [split[i][0] for i in scored], batch_size=self.batch_size)
-        probs: dict[int, Scores] = {i: [float(x) for x in s.step_probs] for i, s in zip(scored, scores)}
+        probs: dict[int, Scores] = {}
+        truncated = 0
+        for i, s in zip(scored, scores):
+            filled, n_filled = fill_truncated([float(x) for x in s.step_probs])
+            truncated += n_filled
+            if filled:
+                probs[i] = filled
         inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
         success = list(self.success(prompts, completions, **inner)) if self.success is not None else [0.0] * len(texts)
         totals, steps_out, ends_out = [], [], []
@@ -155,7 +180,7 @@ class PRMReward:
             r[-1] += float(success[i])
             totals.append(sum(r)), steps_out.append(r), ends_out.append(ends)
         n = max(len(texts), 1)
-        metrics = {"empty": float(len(texts) - len(scored)), "none_frac": sum(t is None for t in totals) / n,
+        metrics = {"empty": float(len(texts) - len(scored)), "truncated_steps": float(truncated), "none_frac": sum(t is None for t in totals) / n,
                    "steps_mean": sum(len(s) for s, _ in split) / n,
                    "prm_min_mean": sum(min(p) for p in probs.values()) / len(probs) if probs else math.nan,
                    "success_mean": sum(float(s or 0.0) for s in success) / n}
