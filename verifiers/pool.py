@@ -375,7 +375,7 @@ class VerifierPool:
                     dead.close()
                 if self._idle:
                     ready = [w for w in self._idle if w.ready]
-                    worker = ready[0] if ready else min(self._idle, key=lambda w: w.born)
+                    worker = ready[-1] if ready else min(self._idle, key=lambda w: w.born)  # last used: warmest
                     self._idle.remove(worker)
                     return worker
                 if self._alive < self.capacity:
