@@ -43,7 +43,6 @@ def test_grpo_trainer_two_steps_with_our_rewards(tmp_path):
     combined = build_reward("verifier:math*1.0+format:integer*0.1+overlong:max_length=8,cache=4*0")
     args = trl_reward_funcs(combined)
     ttrl = build_reward("ttrl")
-    import rewards.ttrl as _t; from tests.rewards.conftest import last_token_extract; ttrl = _t.MajorityVoteReward(extract=last_token_extract)  # TEMP
     seen = []
 
     def spy(prompts, completions, **kw):  # records what TRL passes, gives no reward
