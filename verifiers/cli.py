@@ -1,0 +1,196 @@
+"""`rewardlab verify`: verify one prediction, or a JSONL file of them.
+
+    rewardlab verify --gold '\\frac{1}{2}' --pred 'so the answer is $0.5$'
+    rewardlab verify --input data/samples/verify_sample.jsonl --output outputs/verified.jsonl
+
+Input rows: `prediction`, `gold`, optional `kind` (else --kind) and `options` (an object passed
+to the kind); every other field is copied to the output row, which adds `verdict`, `score`,
+`extracted`, `gold_parsed`, `detail`, `elapsed` and `kind`. The output file is written to a
+temporary file and renamed at the end, so an interrupted run never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardlab.config import add_config_args, config_from_args, opt
+from verifiers.registry import KINDS, kind_names
+
+
+@dataclass(frozen=True)
+class VerifyConfig:
+    gold: str | None = opt(None, "gold answer (single-item mode, with --pred)")
+    pred: str | None = opt(None, "prediction to verify (single-item mode, with --gold)")
+    kind: str = opt("math", "verifier kind (the default for rows without `kind`)", choices=kind_names())
+    input: str | None = opt(None, "JSONL file with rows {prediction, gold, kind?, options?} (file mode)")
+    output: str | None = opt(None, "JSONL file to write the verified rows to (file mode)")
+    timeout: float | None = opt(None, "hard limit per item in seconds (default: 5, 30 for code)")
+    workers: int | None = opt(None, "worker processes (default: min(cpu count, 4))")
+    option: list[str] = opt([], "kind option as key=value (value read as JSON when it parses), repeatable")
+    batch_size: int = opt(256, "items per call to verify_batch in file mode (progress is updated per batch)")
+    json: bool = opt(False, "single-item mode: print the result as JSON")
+
+    def __post_init__(self) -> None:
+        single = self.gold is not None or self.pred is not None
+        if single and self.input:
+            raise ValueError("give either --gold/--pred (one item) or --input FILE (a file), not both")
+        if single and (self.gold is None or self.pred is None):
+            missing = "--gold" if self.gold is None else "--pred"
+            raise ValueError(f"missing {missing}: single-item mode needs both --gold and --pred")
+        if not single and not self.input:
+            raise ValueError("nothing to verify: pass --gold G --pred P, or --input items.jsonl --output out.jsonl")
+        if self.input and not self.output:
+            raise ValueError("missing --output: file mode writes the verified rows to --output out.jsonl")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError(f"--timeout must be a positive number of seconds, got {self.timeout}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {self.workers}")
+        if self.batch_size < 1:
+            raise ValueError(f"--batch-size must be >= 1, got {self.batch_size}")
+        for item in self.option:
+            if "=" not in item or not item.split("=", 1)[0]:
+                raise ValueError(f"--option must look like key=value, got {item!r}")
+
+    def options(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for item in self.option:
+            key, value = item.split("=", 1)
+            try:
+                out[key] = json.loads(value)
+            except json.JSONDecodeError:
+                out[key] = value
+        return out
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_config_args(parser, VerifyConfig)
+
+
+class InputError(ValueError):
+    """A bad input row: the message names the file, the line and the field."""
+
+
+def read_items(path: str | Path, default_kind: str, default_options: dict[str, Any]) -> tuple[list[dict], list[tuple]]:
+    """(rows, items) from a JSONL file; raises InputError naming file, line and field."""
+    rows, items = [], []
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--input {path}: no such file")
+    with path.open(encoding="utf-8", errors="surrogateescape") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(row, dict):
+                raise InputError(f"{where}: expected a JSON object with fields prediction and gold")
+            for field in ("prediction", "gold"):
+                if field not in row:
+                    raise InputError(f"{where}: missing field {field!r}")
+                if not isinstance(row[field], str):
+                    raise InputError(f"{where}: field {field!r} must be a string, got {type(row[field]).__name__}")
+            kind = row.get("kind", default_kind)
+            if kind not in KINDS:
+                raise InputError(f"{where}: field 'kind': unknown kind {kind!r}; valid kinds: {', '.join(kind_names())}")
+            options = row.get("options", {})
+            if not isinstance(options, dict):
+                raise InputError(f"{where}: field 'options' must be an object, got {type(options).__name__}")
+            rows.append(row)
+            items.append((row["prediction"], row["gold"], kind, {**default_options, **options}))
+    if not rows:
+        raise InputError(f"{path}: no rows (expected one JSON object per line)")
+    return rows, items
+
+
+def _write_atomic(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def summary_table(verdicts: list[str], seconds: float) -> str:
+    """A verdict count table, e.g. for 3 items:
+
+    >>> print(summary_table(["correct", "correct", "timeout"], 1.5))
+    verdict      count       %
+    correct          2   66.7%
+    timeout          1   33.3%
+    total            3  100.0%
+    3 items in 1.50 s (2.0 items/s)
+    """
+    counts = collections.Counter(verdicts)
+    n = len(verdicts)
+    lines = [f"{'verdict':<10} {'count':>7} {'%':>7}"]
+    for verdict, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"{verdict:<10} {count:>7} {100 * count / n:>6.1f}%")
+    lines.append(f"{'total':<10} {n:>7} {100.0:>6.1f}%")
+    rate = n / seconds if seconds > 0 else float("inf")
+    lines.append(f"{n} items in {seconds:.2f} s ({rate:.1f} items/s)")
+    return "\n".join(lines)
+
+
+def _run_file(config: VerifyConfig) -> int:
+    from tqdm import tqdm
+
+    from verifiers.api import verify_items
+
+    rows, items = read_items(config.input, config.kind, config.options())
+    start = time.perf_counter()
+    results = []
+    with tqdm(total=len(items), desc="verify", unit="item", file=sys.stderr, dynamic_ncols=True) as bar:
+        for lo in range(0, len(items), config.batch_size):
+            batch = items[lo : lo + config.batch_size]
+            results += verify_items(batch, timeout=config.timeout, workers=config.workers)
+            bar.update(len(batch))
+    seconds = time.perf_counter() - start
+    out_rows = []
+    for row, result in zip(rows, results):
+        d = result.to_dict()
+        out_rows.append({**row, **{k: d[k] for k in ("verdict", "score", "extracted", "gold_parsed", "detail", "elapsed", "kind")}})
+    _write_atomic(Path(config.output), out_rows)
+    print(summary_table([r.verdict.value for r in results], seconds))
+    print(f"wrote {len(out_rows)} rows to {config.output}")
+    return 0
+
+
+def _run_single(config: VerifyConfig) -> int:
+    from verifiers.api import verify_items
+
+    (result,) = verify_items([(config.pred, config.gold, config.kind, config.options())], timeout=config.timeout, workers=1)
+    if config.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return 0
+    print(f"verdict:   {result.verdict.value}")
+    print(f"extracted: {result.extracted}")
+    print(f"gold:      {result.gold_parsed}")
+    print(f"detail:    {result.detail}")
+    print(f"kind:      {result.kind}  ({result.elapsed * 1000:.1f} ms)")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = config_from_args(VerifyConfig, args)
+        return _run_file(config) if config.input else _run_single(config)
+    except (ValueError, TypeError) as exc:
+        print(f"rewardlab verify: {exc}", file=sys.stderr)
+        return 2
