@@ -30,7 +30,7 @@ from verifiers.registry import KINDS, kind_names
 class VerifyConfig:
     gold: str | None = opt(None, "gold answer (single-item mode, with --pred)")
     pred: str | None = opt(None, "prediction to verify (single-item mode, with --gold)")
-    kind: str = opt("math", "verifier kind (the default for rows without `kind`)", choices=kind_names())
+    kind: str = opt("math", "verifier kind, the default for rows without `kind` (math, numeric, choice, string, regex, code)")
     input: str | None = opt(None, "JSONL file with rows {prediction, gold, kind?, options?} (file mode)")
     output: str | None = opt(None, "JSONL file to write the verified rows to (file mode)")
     timeout: float | None = opt(None, "hard limit per item in seconds (default: 5, 30 for code)")
@@ -40,6 +40,8 @@ class VerifyConfig:
     json: bool = opt(False, "single-item mode: print the result as JSON")
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown kind {self.kind!r} for --kind; valid kinds: {', '.join(kind_names())}")
         single = self.gold is not None or self.pred is not None
         if single and self.input:
             raise ValueError("give either --gold/--pred (one item) or --input FILE (a file), not both")
