@@ -34,15 +34,16 @@ def check_options(kind: str, options: dict[str, Any], defaults: dict[str, Any]) 
 
 
 def clean(text: str, tail: int | None = TAIL_CHARS) -> str:
-    """Drop NUL bytes, replace lone surrogates with U+FFFD, keep the last `tail` characters.
+    """NUL bytes become spaces (never glue '4<NUL>2' into 42), lone surrogates become U+FFFD,
+    and only the last `tail` characters are kept.
 
     >>> clean("a\\x00b\\ud800c")
-    'ab\\ufffdc'
+    'a b\\ufffdc'
     """
     if tail is not None and len(text) > tail:
         text = text[-tail:]
     if "\x00" in text:
-        text = text.replace("\x00", "")
+        text = text.replace("\x00", " ")
     return _SURROGATES.sub("\ufffd", text)
 
 

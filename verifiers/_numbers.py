@@ -62,13 +62,15 @@ _FRAC_RE = re.compile(rf"^(-?)\\[dt]?frac\{{\s*(-?)({_INT})\s*\}}\{{\s*(-?)({_IN
 _PLUS_RE = re.compile(r"(^|[{$:=(]|\bis)(\s*)\+(?=\d)")
 
 
-def drop_plus_signs(text: str) -> str:
-    """'+5' -> '5' where a number starts an answer (math-verify finds no answer in '+5').
+def prepare_prediction(text: str) -> str:
+    """What both the slow and the fast path do to a prediction before reading it: '+5' -> '5'
+    where a number starts an answer (math-verify finds no answer in '+5'), and an escaped dollar
+    '\\$12' -> ' 12' (math-verify finds no answer after a backslash).
 
-    >>> drop_plus_signs("The answer is +5, and 2 +3 stays")
+    >>> prepare_prediction("The answer is +5, and 2 +3 stays")
     'The answer is 5, and 2 +3 stays'
     """
-    return _PLUS_RE.sub(r"\1\2", text)
+    return _PLUS_RE.sub(r"\1\2", text.replace("\\$", " "))
 
 
 def _int(s: str) -> int:
@@ -113,6 +115,16 @@ def _fraction(num: str, den: str, negative: bool) -> Num | None:
         return None
     value = Fraction(_int(num), _int(den))
     return Num(-value if negative else value, exact=True)
+
+
+def canonical_number(num: Num) -> str:
+    """The exact value as text, for voting: '1234', '-3/4', '1/2' (for 0.5 too).
+
+    >>> canonical_number(parse_number("2.50")), canonical_number(parse_number("-1,234"))
+    ('5/2', '-1234')
+    """
+    v = num.value
+    return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
 
 
 def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL) -> bool:

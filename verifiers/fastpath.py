@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from verifiers import _spans
 from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
-from verifiers._numbers import DEFAULT_REL_TOL, Num, drop_plus_signs, numbers_match, parse_number
+from verifiers._numbers import DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
 from verifiers.simple_kinds import verify_choice, verify_numeric, verify_string
 from verifiers.types import Verdict, VerifyResult
 
@@ -110,7 +110,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> Veri
     if letter is not None:  # the slow path hands these to the choice kind too
         res = verify_choice(clean(prediction), letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
-    pred = _pred_literal(drop_plus_signs(clean(prediction)))
+    pred = _pred_literal(prepare_prediction(clean(prediction)))
     if pred is None:
         return None
     text, pred_num = pred

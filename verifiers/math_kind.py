@@ -47,7 +47,7 @@ from sympy import Basic, Float, MatrixBase, Number, Rational, UnevaluatedExpr
 
 from verifiers import _spans
 from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
-from verifiers._numbers import Num, drop_plus_signs, numbers_match, parse_number
+from verifiers._numbers import Num, canonical_number, prepare_prediction, numbers_match, parse_number
 from verifiers.fastpath import MATH_OPTIONS
 from verifiers.simple_kinds import verify_choice
 from verifiers.types import Verdict, VerifyResult
@@ -142,6 +142,8 @@ def _numeric_value(expr: Any) -> Basic | None:
 def _exact_numbers_equal(a: Basic, b: Basic) -> bool:
     if isinstance(a, Rational) and isinstance(b, Rational):
         return a == b
+    if not (a.is_finite and b.is_finite):  # oo, -oo, zoo, nan: only identical values match
+        return a == b
     try:
         diff = abs(sympy.N(a - b, EXACT_DIGITS))
         scale = max(abs(sympy.N(a, EXACT_DIGITS)), abs(sympy.N(b, EXACT_DIGITS)))
@@ -217,6 +219,18 @@ def _elementwise(gold: Any, pred: Any) -> list[tuple] | None:
     return None
 
 
+def _has_symbol_i(*exprs: Any) -> bool:
+    return any(isinstance(e, Basic) and any(s.name == "i" for s in e.free_symbols) for e in exprs)
+
+
+def _with_imaginary_unit(expr: Any) -> Any:
+    """The parser reads 'i' as a plain symbol; substituting sympy.I only ever adds equalities that
+    hold for complex numbers (i^2 = -1), so it is tried only after the plain comparison fails."""
+    if not isinstance(expr, Basic):
+        return expr
+    return expr.subs({s: sympy.I for s in expr.free_symbols if s.name == "i"})
+
+
 # ---------------------------------------------------------------- text answers
 
 
@@ -253,7 +267,7 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
     if len(gold) > MAX_GOLD_CHARS:
         return result(Verdict.BAD_GOLD, KIND, start, detail=f"gold is {len(gold)} characters (limit {MAX_GOLD_CHARS})")
     gold = clean(gold, tail=None)
-    prediction = drop_plus_signs(clean(prediction))
+    prediction = prepare_prediction(clean(prediction))
 
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:
@@ -287,14 +301,17 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
                       "same text" if ok else f"answer could not be parsed as math: {extracted[:60]!r}")
     ok = _expr_equal(gold_exprs[0], pred_exprs[0], opts["rel_tol"], opts["strict"])
+    if not ok and _has_symbol_i(gold_exprs[0], pred_exprs[0]):  # 'i' as the imaginary unit: i^2 = -1
+        ok = _expr_equal(_with_imaginary_unit(gold_exprs[0]), _with_imaginary_unit(pred_exprs[0]),
+                         opts["rel_tol"], opts["strict"])
     return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
                   "equivalent" if ok else "not equivalent")
 
 
 def extract_math(text: str) -> str | None:
     """The answer `verify_math` reads from `text`, as text (a plain number in canonical form)."""
-    parsed = _parse(drop_plus_signs(clean(text)), PRED_CONFIG, gold=False)
+    parsed = _parse(prepare_prediction(clean(text)), PRED_CONFIG, gold=False)
     if not parsed:
         return None
     num = _num_from(parsed)
-    return num.text() if num is not None else str(parsed[-1])
+    return canonical_number(num) if num is not None else str(parsed[-1])

@@ -45,6 +45,7 @@ _NUM_TOKEN = re.compile(
     r"(?:\s*(?:[eE]|[x×*]\s*10\s*\^|\\times\s*10\s*\^|\\cdot\s*10\s*\^)\s*\{?([-+−]?\d+)\}?)?"
     r"(\s*\\?%)?"
 )
+_LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 
 def read_number(text: str) -> Fraction | None:
@@ -59,6 +60,7 @@ def read_number(text: str) -> Fraction | None:
     whole = parse_number(_spans.unwrap(text.strip()))
     if whole is not None:
         return whole.value
+    text = _LATEX_FRAC.sub(r"\1/\2", text)
     last = None
     for m in _NUM_TOKEN.finditer(text):
         last = m
@@ -111,10 +113,15 @@ CHOICE_OPTIONS: dict[str, Any] = {
     "n_options": None,  # number of options: the valid letters are the first n (A, B, C, ...)
     "letters": None,  # the valid letters as a string, e.g. "ABCDE" (default: "ABCDEFGHIJ")
 }
-_LETTER = r"(?:\(([A-Za-z])\)|\[([A-Za-z])\]|\*\*\(?([A-Z])\)?\*\*|\b([A-Z])\b(?![')])|\b([A-Z])\))"
+# a letter as an answer: (B) / [B] / **B** / **(B)** / B) / a bare capital B followed by the end,
+# punctuation, or a word like "or" / "because" (so "I think" is not the letter I)
+_BARE_END = r"(?=\s*(?:$|[.,;:!?)\]*\n]|(?:or|and|because|since|as|is)\b))"
+_LETTER = (r"(?:\(([A-Za-z])\)|\[([A-Za-z])\]|\*\*\(?([A-Z])\)?\*\*|\b([A-Z])\)|\b([A-Z])\b(?!')" + _BARE_END + ")")
 _AMBIGUOUS = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*(?:\*\*)?[(\[]?([A-Z])\b")
 _ANSWER_CHOICE = re.compile(r"(?i:\banswer\b(?:\s+is)?|\boption\b|\bchoice\b)\s*(?:is\s*)?[:=]?\s*(?:\*\*)?\s*(?:option\s+)?" + _LETTER)
 _WHOLE = re.compile(r"^\s*(?:\\text\{)?" + _LETTER + r"\}?\s*[.:]?")
+# a last line that gives a letter: the letter alone, or "(B) option text" / "B) option text"
+_LINE = re.compile(r"^\s*(?:\*\*)?(?:\(([A-Z])\)|([A-Z])\)|([A-Z])(?:\*\*)?\s*[.:]?\s*$)")
 
 
 def _valid_letters(opts: dict[str, Any]) -> str:
@@ -141,7 +148,7 @@ def read_choice(text: str, valid: str = "ABCDEFGHIJ") -> tuple[str | None, str]:
     if boxed:
         letters = []
         for b in boxed[-2:]:
-            m = _WHOLE.match(_spans.unwrap(b))
+            m = _LINE.match(_spans.strip_wrappers(b))
             if m and _letter_of(m) in valid:
                 letters.append(_letter_of(m))
         if letters:
@@ -157,8 +164,8 @@ def read_choice(text: str, valid: str = "ABCDEFGHIJ") -> tuple[str | None, str]:
         return _letter_of(found), "answer statement"
     line = _spans.last_line(text)
     if line is not None:
-        m = _WHOLE.match(line)
-        if m and _letter_of(m) in valid and len(line) <= 3 * len(m.group(0)) + 40:
+        m = _LINE.match(line)
+        if m and _letter_of(m) in valid:
             nxt = _AMBIGUOUS.match(line, m.end())
             if nxt and nxt.group(1) in valid and nxt.group(1) != _letter_of(m):
                 return "?", "last line names two letters"
@@ -181,7 +188,8 @@ def verify_choice(prediction: str, gold: str, **options: Any) -> VerifyResult:
     opts = check_options("choice", options, CHOICE_OPTIONS)
     valid = _valid_letters(opts)
     start = time.perf_counter()
-    g = _WHOLE.match(_spans.unwrap(_spans.final_answer_span(clean(gold, tail=200)) or ""))
+    g_text = _spans.strip_wrappers(_spans.final_answer_span(clean(gold, tail=200)) or "")
+    g = _LINE.match(g_text.upper() if len(g_text) == 1 else g_text)
     if g is None or _letter_of(g) not in valid or len(gold.strip()) > 40:
         return result(Verdict.BAD_GOLD, "choice", start, gold_parsed=gold[:80],
                       detail=f"gold is not one of the letters {valid}")

@@ -1,0 +1,315 @@
+"""The `math` kind, table-driven: (prediction, gold, expected verdict), one comment per case.
+
+Runs the kind function in-process (no worker pool), so the whole table takes a few seconds.
+Negatives are as important as positives: math-verify's own suite is mostly positive cases, so it
+measures recall, not precision.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from verifiers.math_kind import verify_math
+from verifiers.types import Verdict
+
+OK, NO, NA, BG = Verdict.CORRECT, Verdict.INCORRECT, Verdict.NO_ANSWER, Verdict.BAD_GOLD
+
+CASES = [
+    # ---- extraction: boxed, "answer is", final line / last number
+    (r"\boxed{42}", "42", OK),  # bare boxed integer
+    (r"We compute 6*7. \boxed{42}", "42", OK),  # boxed after working
+    (r"$\boxed{42}$", "42", OK),  # boxed inside inline math
+    (r"\[ x = \boxed{42} \]", "42", OK),  # boxed inside display math with an assignment around it
+    (r"First \boxed{41}, no wait: \boxed{42}", "42", NO),  # two boxes are read as the set {41, 42}: a hedge earns nothing
+    (r"\boxed{41}", "42", NO),  # boxed wrong integer
+    (r"The answer is 42.", "42", OK),  # "answer is" sentence
+    (r"The answer is 43.", "42", NO),  # "answer is" with the wrong number
+    (r"Answer: 42", "42", OK),  # "Answer:" label
+    (r"Answer: 41", "42", NO),  # "Answer:" label, wrong
+    (r"I got 40 at first. The answer is 42", "42", OK),  # earlier numbers are ignored
+    (r"The answer is 42. Check: 40 + 2", "42", OK),  # the answer statement beats a later number
+    (r"So the final answer is $42$. I hope it is correct.", "42", OK),  # the "I hope" template
+    (r"So the final answer is $41$. I hope it is correct.", "42", NO),  # same template, wrong
+    (r"Adding them up we get 42", "42", OK),  # last number of plain text
+    (r"Adding them up we get 41", "42", NO),  # last number of plain text, wrong
+    ("Work...\n42", "42", OK),  # answer alone on the last line
+    ("Work...\n24", "42", NO),  # digits swapped
+    (r"42", "42", OK),  # the whole prediction is the number
+    (r"The answer is **42**.", "42", OK),  # markdown bold
+    (r"The answer is +5.", "5", OK),  # explicit plus sign
+    (r"The answer is -5.", "5", NO),  # sign error
+    (r"The answer is -5.", "-5", OK),  # negative gold
+    (r"$-5$", "-5", OK),  # negative in math mode
+    (r"x = -5", "-5", OK),  # assignment in plain text
+    ("", "5", NA),  # empty prediction
+    ("   \n  ", "5", NA),  # whitespace only
+    ("I don't know.", "5", NA),  # no number, no math
+    ("The answer is unclear.", "5", NA),  # answer sentence without a value
+    # ---- integers with separators
+    ("1,234", "1234", OK),  # comma thousands separator
+    (r"\boxed{1,234}", "1234", OK),  # separator inside a box
+    ("The answer is 1,234,567.", "1234567", OK),  # two separators
+    ("1234", "1,234", OK),  # separator in the gold
+    ("1,235", "1,234", NO),  # off by one with separators
+    ("The answer is 1,234,568.", "1234567", NO),  # off by one, two separators
+    ("007", "7", OK),  # leading zeros
+    ("100000001", "100000000", NO),  # large integers compare exactly
+    ("123456789012345678901", "123456789012345678901", OK),  # beyond float precision, equal
+    ("123456789012345678902", "123456789012345678901", NO),  # beyond float precision, differ by 1
+    # ---- decimals, tiny and huge values (math-verify rounds to 6 decimals: fixed here)
+    ("0.5", "0.5", OK),  # same decimal
+    ("0.50", "0.5", OK),  # trailing zero
+    ("0.51", "0.5", NO),  # different decimal
+    ("0.0000002", "0.0000001", NO),  # tiny values differ by 2x (anchor: equal after rounding)
+    ("0.0000001", "0.0000001", OK),  # tiny values equal
+    ("0.00000010", "0.0000001", OK),  # tiny, trailing zero
+    ("0.000000011", "0.00000001", NO),  # tiny, 10% apart
+    (r"$\frac{1}{2^{98}}$", r"\frac{1}{2^{99}}", NO),  # 1/2^98 vs 1/2^99: exact, differ
+    (r"$\frac{1}{2^{99}}$", r"\frac{1}{2^{99}}", OK),  # 1/2^99 equal
+    (r"$2^{-99}$", r"\frac{1}{2^{99}}", OK),  # negative exponent form
+    (r"$10^{-7}$", "0.0000001", OK),  # power of ten vs decimal
+    (r"$2 \cdot 10^{-7}$", "0.0000001", NO),  # scientific form, 2x apart
+    (r"$1.5 \times 10^{20}$", r"1.5 \times 10^{20}", OK),  # huge, same
+    (r"$1.5 \times 10^{20}$", r"1.6 \times 10^{20}", NO),  # huge, 7% apart
+    ("150000000000000000001", "150000000000000000000", NO),  # huge exact integers differ by one
+    ("3.14159", "3.14159", OK),  # same decimal
+    ("3.1416", "3.14159", NO),  # 4-digit rounding of a 6-digit gold
+    # ---- fractions and decimals
+    ("1/2", "0.5", OK),  # slash fraction vs decimal
+    (r"$\frac{1}{2}$", "0.5", OK),  # latex fraction vs decimal
+    (r"$\dfrac{1}{2}$", "0.5", OK),  # dfrac
+    (r"$\frac12$", r"\frac{1}{2}", OK),  # brace-less \frac12
+    (r"\boxed{\frac{2}{4}}", r"\frac{1}{2}", OK),  # unreduced fraction
+    (r"\boxed{\frac{1}{3}}", r"\frac{1}{2}", NO),  # different fraction
+    ("0.333333", r"\frac{1}{3}", OK),  # 6 significant digits of 1/3
+    ("0.142857", r"\frac{1}{7}", OK),  # 6 significant digits of 1/7
+    ("0.33", r"\frac{1}{3}", NO),  # too coarse to be 1/3
+    ("0.3333", r"\frac{1}{3}", NO),  # 4 digits: still too coarse
+    ("0.333334", r"\frac{1}{3}", NO),  # wrongly rounded
+    ("The answer is 3/4.", "0.75", OK),  # fraction followed by a period stays exact
+    ("The answer is 3/4.", "0.76", NO),  # fraction vs a different decimal
+    (r"$-\frac{3}{4}$", "-0.75", OK),  # negative fraction
+    (r"$\frac{-3}{4}$", r"-\frac{3}{4}", OK),  # sign inside the numerator
+    (r"$\frac{3}{4}$", r"-\frac{3}{4}", NO),  # sign lost
+    (r"$1\frac{1}{2}$", "1.5", OK),  # mixed number 1 1/2 = 3/2
+    ("The answer is 7/2", r"3\frac{1}{2}", OK),  # mixed number gold 3 1/2 = 7/2
+    ("The answer is 5/2", r"3\frac{1}{2}", NO),  # mixed number gold, wrong value
+    # ---- radicals and constants
+    (r"$3\sqrt{2}$", r"\sqrt{18}", OK),  # simplified radical
+    (r"$\sqrt{18}$", r"3\sqrt{2}", OK),  # unsimplified radical
+    (r"$2\sqrt{3}$", r"3\sqrt{2}", NO),  # different radical
+    (r"$\frac{\sqrt{2}}{2}$", r"\frac{1}{\sqrt{2}}", OK),  # rationalised denominator
+    (r"$\sqrt{2}/2$", r"\frac{\sqrt{2}}{2}", OK),  # slash form inside math
+    (r"$\sqrt[3]{8}$", "2", OK),  # cube root evaluates
+    (r"$\sqrt[3]{9}$", "2", NO),  # cube root of 9 is not 2
+    (r"$\sqrt{2}+\sqrt{3}$", r"\sqrt{5+2\sqrt{6}}", OK),  # nested radical identity
+    (r"$\sqrt{2}+\sqrt{3}$", r"\sqrt{5+2\sqrt{5}}", NO),  # close but different nested radical
+    (r"$\pi$", r"\pi", OK),  # pi symbol
+    (r"$2\pi$", r"\pi", NO),  # 2 pi
+    (r"$\frac{\pi}{2}$", r"\frac{\pi}{2}", OK),  # pi over 2
+    (r"$\frac{\pi}{3}$", r"\frac{\pi}{2}", NO),  # different angle
+    ("3.14159", r"\pi", OK),  # pi to 6 significant digits
+    ("3.14", r"\pi", NO),  # pi to 3 digits is not pi
+    (r"$e^{2}$", "e^2", OK),  # Euler's number squared
+    (r"$e^{3}$", "e^2", NO),  # wrong power
+    (r"$\ln 8$", r"3\ln 2", OK),  # logarithm identity
+    (r"$\ln 9$", r"3\ln 2", NO),  # log of the wrong number
+    (r"$\infty$", r"\infty", OK),  # infinity
+    (r"$-\infty$", r"\infty", NO),  # minus infinity
+    (r"$\sin\frac{\pi}{6}$", r"\frac{1}{2}", OK),  # trig value
+    (r"$\cos\frac{\pi}{6}$", r"\frac{1}{2}", NO),  # the other trig value
+    (r"$\binom{5}{2}$", "10", OK),  # binomial coefficient evaluates
+    (r"$5!$", "120", OK),  # factorial evaluates
+    (r"$6!$", "120", NO),  # wrong factorial
+    # ---- expressions
+    (r"$(x+1)^2$", r"x^2+2x+1", OK),  # expanded vs factored
+    (r"$x^2+2x+1$", r"(x+1)^2", OK),  # factored gold, expanded prediction
+    (r"$x^2+2x+2$", r"(x+1)^2", NO),  # off by a constant
+    (r"$x^2+2x-1$", r"(x+1)^2", NO),  # sign of the constant
+    (r"$2x+1$", r"1+2x", OK),  # reordered terms
+    (r"$2y+1$", r"2x+1", NO),  # different variable (strict)
+    (r"$\frac{x}{2}$", r"0.5x", OK),  # fraction vs decimal coefficient
+    (r"$\frac{x^2-1}{x-1}$", "x+1", OK),  # cancels symbolically
+    (r"$\frac{a+b}{2}$", r"\frac{b+a}{2}", OK),  # commutativity
+    (r"$ab$", "ba", OK),  # product of symbols
+    (r"$a-b$", "b-a", NO),  # subtraction order matters
+    (r"$\sin^2 x + \cos^2 x$", "1", OK),  # Pythagorean identity
+    (r"$2\sin x\cos x$", r"\sin 2x", OK),  # double angle identity
+    (r"$2\sin x\cos x$", r"\cos 2x", NO),  # wrong double-angle identity
+    (r"\boxed{x^2+1}", "x^2+1", OK),  # identical expression in a box
+    (r"\boxed{x^2-1}", "x^2+1", NO),  # one sign differs
+    (r"$5t$", "5t", OK),  # a variable answer with the same variable
+    (r"$5$", "5t", NO),  # unit-stripping bug: 5 is not 5t (anchor says equal)
+    (r"$5t$", "5", NO),  # 5t is not 5 either: a glued letter is a variable
+    (r"$3x$", "3x", OK),  # x is never a unit
+    (r"$3y$", "3x", NO),  # different variable
+    (r"$5m$", "5m", OK),  # m glued to the number: a variable
+    # ---- units (separated units are removed)
+    (r"$5 \text{ cm}$", "5", OK),  # separated unit in text
+    ("5 cm", "5", OK),  # separated unit in plain text
+    (r"$5\ \mathrm{kg}$", "5", OK),  # mathrm unit
+    (r"$6 \text{ cm}$", "5", NO),  # unit with the wrong value
+    ("12 meters", "12", OK),  # unit word
+    ("The answer is 12 dollars.", "12", OK),  # currency word
+    (r"The answer is \$12.", "12", OK),  # escaped dollar sign
+    ("$12", "12", OK),  # dollar prefix in plain text
+    ("$13", "12", NO),  # dollar prefix, wrong value
+    (r"$5\text{ cm}^2$", r"5 \text{ cm}^2", OK),  # unit with a power on both sides
+    (r"$5\text{ cm}$", r"5\text{ cm}", OK),  # gold with a unit too
+    # ---- percent
+    (r"$50\%$", r"50\%", OK),  # same percentage
+    ("50%", r"50\%", OK),  # plain percent sign
+    ("0.5", r"50\%", OK),  # percent as a fraction
+    ("50", r"50\%", OK),  # bare number of a percentage
+    (r"$40\%$", r"50\%", NO),  # different percentage
+    ("0.4", r"50\%", NO),  # different fraction
+    ("50 percent", "50", OK),  # percent word vs number
+    (r"$12.5\%$", r"12.5\%", OK),  # decimal percentage
+    # ---- degrees
+    (r"$30^\circ$", "30", OK),  # degree sign vs number
+    (r"$30^{\circ}$", r"30^\circ", OK),  # braced degree sign
+    ("30 degrees", "30", OK),  # degree word
+    (r"$45^\circ$", "30", NO),  # wrong angle
+    (r"$60^\circ$", r"30^\circ", NO),  # wrong angle, both with degrees
+    # ---- equations and assignments
+    (r"$x=2$", "2", OK),  # assignment vs value
+    ("2", r"x=2", OK),  # value vs assignment gold
+    (r"$x=3$", "2", NO),  # assignment to the wrong value
+    (r"$y=2x+1$", r"y=2x+1", OK),  # same line
+    (r"$y=1+2x$", r"y=2x+1", OK),  # reordered right-hand side
+    (r"$y=2x-1$", r"y=2x+1", NO),  # different intercept
+    (r"$2x+y=1$", r"y=1-2x", OK),  # rearranged equation
+    (r"$x+y=1$", r"y=1-2x", NO),  # different line
+    (r"$x^2=4$", r"x^2=4", OK),  # same equation
+    (r"$x \le 3$", r"x \le 3", OK),  # inequality
+    (r"$3 \ge x$", r"x \le 3", OK),  # flipped inequality
+    (r"$x < 3$", r"x \le 3", NO),  # strict vs non-strict
+    (r"$x \ge 3$", r"x \le 3", NO),  # wrong direction
+    (r"$x = 1, y = 2$", r"x=1, y=2", OK),  # system solution
+    (r"$x = 2, y = 1$", r"x=1, y=2", NO),  # swapped system solution
+    # ---- sets
+    (r"$\{1,2,3\}$", r"\{1,2,3\}", OK),  # same set
+    (r"$\{3,1,2\}$", r"\{1,2,3\}", OK),  # order does not matter in a set
+    (r"$\{1,2\}$", r"\{1,2,3\}", NO),  # missing element
+    (r"$\{1,2,4\}$", r"\{1,2,3\}", NO),  # wrong element
+    (r"$\{0.0000002\}$", r"\{0.0000001\}", NO),  # tiny values inside a set
+    (r"$\{\frac{1}{2}, 2\}$", r"\{0.5, 2\}", OK),  # fraction vs decimal inside a set
+    (r"$x = 1$ or $x = -1$", r"\{-1, 1\}", OK),  # two roots stated in words
+    (r"$1, -1$", r"\{-1, 1\}", OK),  # bare list vs set
+    (r"$1, 2$", r"\{-1, 1\}", NO),  # bare list, wrong values
+    (r"$\emptyset$", r"\emptyset", OK),  # empty set
+    (r"$\{1\}$", r"\emptyset", NO),  # non-empty vs empty
+    # ---- tuples and points
+    (r"$(1,2)$", "(1,2)", OK),  # same pair
+    (r"$(2,1)$", "(1,2)", NO),  # order matters in a pair
+    (r"$(1,2,3)$", "(1,2,3)", OK),  # triple
+    (r"$(1,2,4)$", "(1,2,3)", NO),  # triple, last coordinate wrong
+    (r"$(\frac{1}{2}, 3)$", "(0.5, 3)", OK),  # fraction vs decimal coordinate
+    (r"$(0.0000002, 3)$", "(0.0000001, 3)", NO),  # tiny coordinate differs
+    (r"$\left(1, 2\right)$", "(1,2)", OK),  # \left( \right)
+    ("The point is (1, 2).", "(1,2)", NO),  # a plain-text pair is not extracted as a pair (math-verify limit): last number 2
+    # ---- intervals
+    (r"$[1,2)$", "[1,2)", OK),  # same half-open interval
+    (r"$[1,2]$", "[1,2)", NO),  # closed vs half-open
+    (r"$(1,2]$", "[1,2)", NO),  # the other half-open
+    (r"$(-\infty, 3]$", r"(-\infty,3]", OK),  # unbounded interval
+    (r"$(-\infty, 3)$", r"(-\infty,3]", NO),  # open end differs
+    (r"$[0, \infty)$", r"[0,\infty)", OK),  # to infinity
+    (r"$(-\infty,1)\cup(2,\infty)$", r"(-\infty,1)\cup(2,\infty)", OK),  # union of intervals
+    (r"$(-\infty,1)\cup(3,\infty)$", r"(-\infty,1)\cup(2,\infty)", NO),  # union, one end differs
+    (r"$x \in [1,2)$", "[1,2)", OK),  # membership form
+    # ---- matrices and vectors
+    (r"$\begin{pmatrix}1 & 2\\3 & 4\end{pmatrix}$", r"\begin{pmatrix}1 & 2\\3 & 4\end{pmatrix}", OK),  # same matrix
+    (r"$\begin{pmatrix}1 & 2\\3 & 5\end{pmatrix}$", r"\begin{pmatrix}1 & 2\\3 & 4\end{pmatrix}", NO),  # one entry differs
+    (r"$\begin{bmatrix}1 & 2\\3 & 4\end{bmatrix}$", r"\begin{pmatrix}1 & 2\\3 & 4\end{pmatrix}", OK),  # bmatrix vs pmatrix
+    (r"$\begin{pmatrix}2 & 1\\4 & 3\end{pmatrix}$", r"\begin{pmatrix}1 & 2\\3 & 4\end{pmatrix}", NO),  # columns swapped
+    (r"$\begin{pmatrix}1\\2\end{pmatrix}$", r"\begin{pmatrix}1\\2\end{pmatrix}", OK),  # column vector
+    (r"$\begin{pmatrix}2\\1\end{pmatrix}$", r"\begin{pmatrix}1\\2\end{pmatrix}", NO),  # column vector reversed
+    (r"$\begin{pmatrix}0.5\\2\end{pmatrix}$", r"\begin{pmatrix}\frac{1}{2}\\2\end{pmatrix}", OK),  # decimal entry
+    (r"$\begin{pmatrix}0.0000002\\2\end{pmatrix}$", r"\begin{pmatrix}0.0000001\\2\end{pmatrix}", NO),  # tiny entry differs
+    # ---- complex numbers
+    (r"$3i+2$", "2+3i", OK),  # reordered complex number
+    (r"$2-3i$", "2+3i", NO),  # conjugate
+    (r"$\frac{1}{i}$", "-i", OK),  # 1/i = -i
+    (r"$i^2$", "-1", OK),  # i squared
+    (r"$i^2$", "1", NO),  # i squared is not 1
+    (r"$(1+i)^2$", "2i", OK),  # expands to 2i
+    (r"$\sqrt{-4}$", "2i", OK),  # square root of a negative
+    # ---- text answers
+    (r"$\text{Monday}$", r"\text{Monday}", OK),  # same text in math
+    ("The answer is Monday.", r"\text{Monday}", OK),  # text in a sentence
+    (r"\boxed{\text{monday}}", r"\text{Monday}", OK),  # case-folded text in a box
+    ("The answer is Tuesday.", r"\text{Monday}", NO),  # different day
+    (r"\boxed{\text{Tuesday}}", r"\text{Monday}", NO),  # different day in a box
+    ("Answer: yes", "yes", OK),  # yes/no question
+    ("Answer: no", "yes", NO),  # wrong yes/no
+    (r"\boxed{\text{odd}}", r"\text{odd}", OK),  # parity
+    (r"\boxed{\text{even}}", r"\text{odd}", NO),  # wrong parity
+    # ---- multiple choice through the math kind
+    (r"\boxed{B}", "B", OK),  # boxed letter vs letter gold (anchor: symbol b, gold unparsed)
+    (r"\boxed{B}", "(B)", OK),  # parenthesised gold
+    (r"\boxed{(B)}", "B", OK),  # parenthesised prediction
+    (r"\boxed{C}", "B", NO),  # wrong letter
+    ("The answer is (B).", "B", OK),  # sentence
+    ("The answer is (D).", "B", NO),  # sentence, wrong letter
+    (r"\boxed{A} or \boxed{B}", "B", NO),  # hedging between two letters is never rewarded
+    ("I choose nothing.", "B", NA),  # no letter at all
+    (r"\boxed{\text{B}}", r"\boxed{B}", OK),  # text-wrapped letter, boxed gold
+    # ---- bad gold
+    ("5", "", BG),  # empty gold
+    ("5", "???", BG),  # gold without any math
+    ("5", "  ", BG),  # whitespace gold
+    ("5", r"\frac{", BG),  # malformed latex gold
+    ("5", "x" * 20_000, BG),  # gold longer than the limit
+    # ---- hostile input
+    ("The answer is 4\x002.", "42", NO),  # a NUL byte becomes a space: '4 2' never glues into 42
+    ("The answer is 42.\x00", "42", OK),  # a trailing NUL byte is harmless
+    ("\ud800 The answer is 7.", "7", OK),  # a lone surrogate does not break anything
+    ("The answer is 7.\ud800", "7", OK),  # a lone surrogate at the end
+    ("filler " * 200_000 + "The answer is 7.", "7", OK),  # 1.4 MB prediction: the tail is read
+    ("The answer is 7." + " filler" * 200_000, "7", NA),  # answer beyond the 8 KiB tail is not read
+    (r"\boxed{" * 50 + "7" + "}" * 50, "7", OK),  # deeply nested boxes
+    (r"\boxed{7", "7", NA),  # unclosed box: nothing is extractable (no delimiter before the 7)
+    ("The answer is 9" * 3, "9", OK),  # repeated statement
+]
+
+EXTRA = [  # (prediction, gold, expected, options): cases that need options
+    ("0.333", r"\frac{1}{3}", OK, {"rel_tol": 1e-2}),  # loose tolerance accepts 3 digits
+    ("0.3", r"\frac{1}{3}", NO, {"rel_tol": 1e-2}),  # but not 1 digit
+    (r"$y+1$", "x+1", OK, {"strict": False}),  # non-strict: variables matched by position
+    (r"$y+1$", "x+1", NO, {"strict": True}),  # strict: different variable
+]
+
+
+def _ids(cases):
+    return [f"{i}:{c[0][:25]!r}~{c[1][:20]!r}" for i, c in enumerate(cases)]
+
+
+@pytest.mark.parametrize("prediction, gold, expected", CASES, ids=_ids(CASES))
+def test_math_table(prediction, gold, expected):
+    res = verify_math(prediction, gold)
+    assert res.verdict is expected, f"{res.verdict.value} ({res.detail}; read {res.extracted!r}, gold {res.gold_parsed!r})"
+    assert res.kind == "math" and res.elapsed >= 0
+
+
+@pytest.mark.parametrize("prediction, gold, expected, options", EXTRA, ids=_ids(EXTRA))
+def test_math_options(prediction, gold, expected, options):
+    assert verify_math(prediction, gold, **options).verdict is expected
+
+
+def test_table_size_and_balance():
+    negatives = sum(1 for c in CASES if c[2] is not OK)
+    assert len(CASES) >= 200 and negatives >= 80, (len(CASES), negatives)
+
+
+def test_result_fields():
+    res = verify_math(r"so \boxed{\frac{2}{4}}", "0.5")
+    assert res.correct and res.score == 1.0
+    assert res.extracted == r"\frac{2}{4}" and res.gold_parsed == "0.5" and res.detail
+    miss = verify_math("nothing", "0.5")
+    assert miss.verdict is NA and miss.extracted is None and miss.score == 0.0
+
+
+def test_unknown_option_names_valid_ones():
+    with pytest.raises(TypeError, match="tolerance.*valid options: rel_tol, strict"):
+        verify_math("1", "1", tolerance=0.1)
