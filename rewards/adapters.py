@@ -117,7 +117,10 @@ def as_openrlhf_reward_func(reward: Any, label_column: str = "answer", none_scor
     ([1.0, 0.0], 0.5)
     """
 
-    def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any] | None = None, **kw: Any) -> dict[str, Any]:
+    def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None,
+                    **kw: Any) -> dict[str, Any]:
+        if prompts is None:  # older OpenRLHF sends only the queries: the whole query is the completion
+            prompts = [""] * len(queries)
         if len(queries) != len(prompts):
             raise ValueError(f"OpenRLHF request: {len(queries)} queries but {len(prompts)} prompts; send one prompt per query")
         completions = [split_query(q, p) for q, p in zip(queries, prompts)]

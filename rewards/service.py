@@ -2,6 +2,8 @@
 
 - OpenRLHF remote RM (`POST /get_reward`, also `POST /`):
   `{"query": [...], "prompts": [...], "labels": [...]}` -> `{"rewards": [...], "scores": [...], "extra_logs": {...}}`
+  (`prompts` and `labels` optional, as older OpenRLHF versions send only `query`; extra fields such
+  as `metas` are ignored)
 - our batch endpoint (`POST /reward`):
   `{"prompts": [...], "completions": [...], "columns": {"answer": [...]}}` ->
   `{"rewards": [... or null], "metrics": {...}}` (+ `step_rewards`, `step_ends` for dense rewards)
@@ -38,7 +40,7 @@ def create_app(reward: Any, spec: str = "", max_items: int = MAX_ITEMS, none_sco
 
     class OpenRLHFRequest(BaseModel):
         query: list[str] = Field(..., description="prompt + response texts")
-        prompts: list[str] = Field(..., description="the prompt of each query")
+        prompts: list[str] | None = Field(None, description="the prompt of each query (older OpenRLHF sends only `query`)")
         labels: list[Any] | None = Field(None, description="gold labels, given to the reward as column `answer`")
 
     class BatchRequest(BaseModel):

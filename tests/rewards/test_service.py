@@ -59,6 +59,13 @@ def test_openrlhf_request_shape(server):
     assert out["extra_logs"]["format/mean"] == pytest.approx(2 / 3)
 
 
+def test_openrlhf_legacy_query_only(server):
+    # older OpenRLHF posts only {"query": [...]}: accepted, but this reward needs gold labels,
+    # so the answer is a clear 400 naming the missing column rather than a silent 0
+    response = httpx.post(f"{server}/get_reward", json={"query": ["12+3=15"]}, timeout=60)
+    assert response.status_code == 400 and "'answer'" in response.text
+
+
 def test_batch_endpoint(server):
     body = {"prompts": ["1+1=", "1+1="], "completions": ["2", "3"], "columns": {"answer": ["2", "2"]}}
     out = httpx.post(f"{server}/reward", json=body, timeout=60).json()
