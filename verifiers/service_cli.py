@@ -1,0 +1,75 @@
+"""`rewardlab serve-verifier`: the verifiers over HTTP (FastAPI + uvicorn).
+
+    rewardlab serve-verifier --port 8000 --token "$(openssl rand -hex 16)"
+    curl -s localhost:8000/verify -H "Authorization: Bearer $TOKEN" \\
+         -d '{"items": [{"prediction": "\\\\boxed{2}", "gold": "2"}]}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+
+from rewardlab.config import add_config_args, config_from_args, opt
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class ServeVerifierConfig:
+    host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 exposes it to the network: use --token)")
+    port: int = opt(8000, "TCP port")
+    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN; none if unset)")
+    max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
+    max_items: int = opt(4096, "most items per request (413 past it)")
+    max_concurrent: int = opt(8, "requests handled at once (429 past it)")
+    max_timeout: float = opt(120.0, "largest per-item timeout a request may ask for, seconds")
+    timeout: float | None = opt(None, "default per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)")
+    workers: int | None = opt(None, "verifier worker processes (default: min(cpu count, 4))")
+    log_level: str = opt("info", "uvicorn log level", choices=["critical", "error", "warning", "info", "debug"])
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ValueError(f"--port must be in 1..65535, got {self.port}")
+        for name in ("max_body_kb", "max_items", "max_concurrent"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if self.timeout is not None and not 0 < self.timeout <= self.max_timeout:
+            raise ValueError(f"--timeout must be in (0, --max-timeout={self.max_timeout}], got {self.timeout}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"--workers must be >= 1, got {self.workers}")
+        if self.token is not None and not self.token.strip():
+            raise ValueError("--token must not be empty")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_config_args(parser, ServeVerifierConfig)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = config_from_args(ServeVerifierConfig, args)
+    except ValueError as exc:
+        print(f"rewardlab serve-verifier: {exc}", file=sys.stderr)
+        return 2
+    import uvicorn
+
+    from verifiers.pool import get_pool
+    from verifiers.service import TOKEN_ENV, ServiceLimits, create_app
+
+    token = config.token or os.environ.get(TOKEN_ENV) or None
+    if config.host not in LOOPBACK and token is None:
+        print(f"rewardlab serve-verifier: warning: listening on {config.host} without a token "
+              f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
+    limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
+                           max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout)
+    if config.workers:
+        get_pool().grow(config.workers)
+    get_pool().warm()
+    app = create_app(limits, workers=config.workers, default_timeout=config.timeout)
+    print(f"serving verifiers on http://{config.host}:{config.port} (POST /verify, GET /health; "
+          f"token {'required' if token else 'off'})", flush=True)
+    uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)
+    return 0
