@@ -200,16 +200,20 @@ def token_logprobs(
     num_completion_tokens: int,
     temperature: float = 1.0,
     with_entropy: bool = False,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
+    return_hidden: bool = False,
+) -> tuple[torch.Tensor, ...]:
     """Logprobs of the last `C = num_completion_tokens` tokens under `model`, with the same
     positions as `generate` used (positions count only unmasked tokens, so left padding does not
     shift them) and the sampling temperature applied to the logits.
 
     input_ids, attention_mask: [N, P + C]
-    returns (logprobs [N, C], entropy [N, C] or None)
+    returns (logprobs [N, C], entropy [N, C] or None[, hidden [N, C, H]: the last hidden state
+    before each completion token, which a value head reads])
     """
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
-    logits = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits
+    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                output_hidden_states=return_hidden)
+    logits = out.logits
     logits = logits[:, -num_completion_tokens - 1 : -1, :].float()  # [N, C, V] predicts the next token
     if temperature > 0:
         logits = logits / temperature
@@ -219,4 +223,6 @@ def token_logprobs(
     entropy = None
     if with_entropy:
         entropy = -(logp_all.exp() * logp_all).sum(-1)
+    if return_hidden:
+        return logprobs, entropy, out.hidden_states[-1][:, -num_completion_tokens - 1 : -1, :]
     return logprobs, entropy

@@ -1,0 +1,155 @@
+"""The RL run's configuration: one frozen dataclass, every field with its help (shown by
+`rewardlab rl --help`), validated at parse time, before any model is loaded.
+
+>>> RLConfig(estimator="grpo", group_size=1)
+Traceback (most recent call last):
+...
+ValueError: --group-size 1 with --estimator grpo: a group estimator needs at least 2 completions per prompt; use --group-size >= 2 or one of: gae, reinforce_pp, w_reinforce
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rewardlab.config import opt
+from training.advantages import ESTIMATORS
+from training.kl import KL
+from training.losses import AGGREGATIONS
+
+DEFAULT_DATA = "arithmetic:digits=3,n_terms=2,ops=+"
+BACKENDS = ("hf", "vllm")
+PRECISIONS = ("auto", "no", "bf16", "fp16")
+
+
+def _choices(name: str, value: str, valid) -> None:
+    if value not in valid:
+        raise ValueError(f"--{name.replace('_', '-')} {value!r} is not valid; valid values: {', '.join(sorted(valid))}")
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    # what to train, on what, with which reward
+    model: str | None = opt(None, "policy: a local folder or hub name; default: the tiny character-level Llama warm-started on arithmetic (built and cached on first use)")
+    data: str = opt(DEFAULT_DATA, "prompts: a task spec (arithmetic[:digits=3,n_terms=2,ops=+]), a JSONL/Parquet/CSV file or a hub dataset, with a `prompt` column plus what the reward needs")
+    eval_data: str | None = opt(None, "held-out prompts for accuracy (file or hub name); default: the task's fixed test split, or none for files")
+    reward: str = opt("verifier:math", "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function")
+    accuracy_reward: str | None = opt("verifier:math", "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip")
+    output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
+    # sampling
+    steps: int = opt(200, "optimizer steps (each: sample, score, num_iterations passes)")
+    prompts_per_step: int = opt(64, "prompts sampled per step")
+    group_size: int = opt(8, "completions per prompt (G)")
+    max_new_tokens: int = opt(8, "completion length limit")
+    temperature: float = opt(1.0, "sampling temperature (logprobs use the same temperature)")
+    top_p: float = opt(1.0, "nucleus sampling threshold (1 = off)")
+    top_k: int = opt(0, "top-k sampling (0 = off)")
+    stop: tuple[str, ...] = opt((), "stop strings (a completion ends after the first one)")
+    mask_truncated: bool = opt(False, "exclude completions that hit max_new_tokens without EOS/stop from the loss")
+    chat_template: bool = opt(False, "wrap text prompts in the tokenizer's chat template")
+    backend: str = opt("hf", "rollout backend: hf (transformers generate, default) or vllm (GPU, `pip install rewardlab[vllm]`)", choices=BACKENDS)
+    vllm_gpu_memory: float = opt(0.3, "fraction of GPU memory vLLM may use (vllm backend)")
+    # advantages and loss
+    estimator: str = opt("grpo", "advantage estimator", choices=tuple(ESTIMATORS))
+    loss_agg: str = opt("token_mean", "loss aggregation", choices=tuple(AGGREGATIONS))
+    clip_low: float = opt(0.2, "lower clip epsilon of the ratio")
+    clip_high: float = opt(0.28, "upper clip epsilon of the ratio (clip-higher)")
+    dual_clip: float | None = opt(None, "dual-clip constant c > 1 for negative advantages (off when unset)")
+    entropy_coef: float = opt(0.0, "entropy bonus weight")
+    kl_coef: float = opt(0.0, "KL weight (0: no reference model is loaded)")
+    kl_estimator: str = opt("k3", "KL estimator", choices=tuple(KL))
+    kl_in: str = opt("loss", "where the KL goes: loss or reward", choices=("loss", "reward"))
+    ref_model: str | None = opt(None, "reference model for the KL; default: the starting policy. 'none' disables the default")
+    eps: float = opt(1e-6, "std epsilon of the estimators")
+    qae_k: float = opt(0.4, "qae: quantile K of the baseline")
+    w_lambda: float = opt(0.1, "w_reinforce: advantage of a success (failures get -1)")
+    zvp_alpha: float = opt(0.1, "rl_zvp: entropy scale for zero-variance groups")
+    success_threshold: float = opt(0.5, "w_reinforce / rl_zvp: a reward above this is a success")
+    gamma: float = opt(1.0, "discount for token returns (reinforce_pp, gae)")
+    lam: float = opt(0.95, "GAE lambda")
+    value_coef: float = opt(0.5, "value loss weight (gae)")
+    value_clip: float = opt(0.2, "value clip range (gae)")
+    # sampling control
+    dynamic_sampling: bool = opt(False, "DAPO: drop zero-variance groups and draw more prompts (up to --max-sampling-rounds)")
+    max_sampling_rounds: int = opt(3, "dynamic sampling: rollout rounds per step at most")
+    curriculum: str = opt("none", "variance: replay prompts whose group reward variance p=4(k/G)(1-k/G) >= --curriculum-kappa", choices=("none", "variance"))
+    curriculum_kappa: float = opt(0.5, "variance curriculum: threshold on p")
+    curriculum_fraction: float = opt(0.5, "variance curriculum: at most this fraction of a step's prompts are replayed")
+    # optimisation
+    lr: float = opt(2e-4, "AdamW learning rate")
+    weight_decay: float = opt(0.0, "AdamW weight decay")
+    warmup_steps: int = opt(0, "linear learning-rate warmup steps")
+    max_grad_norm: float = opt(1.0, "gradient clipping norm")
+    num_iterations: int = opt(1, "passes over each rollout batch (old logprobs are the rollout's)")
+    micro_batch_size: int = opt(512, "completions per forward/backward; the rest is gradient accumulation")
+    max_bad_steps: int = opt(3, "stop after this many consecutive steps with a non-finite loss or gradient")
+    mixed_precision: str = opt("auto", "auto (bf16 on CUDA, else fp32), no, bf16, fp16", choices=PRECISIONS)
+    gradient_checkpointing: bool = opt(False, "trade compute for memory in the policy")
+    lora: bool = opt(False, "train LoRA adapters (peft) instead of all weights")
+    lora_r: int = opt(16, "LoRA rank")
+    lora_alpha: int = opt(32, "LoRA alpha")
+    # evaluation, logging, checkpoints
+    eval_every: int = opt(50, "held-out greedy accuracy every N steps (0: only before and after)")
+    eval_size: int = opt(500, "held-out prompts per evaluation")
+    checkpoint_every: int = opt(50, "write a checkpoint every N steps (0: only at the end)")
+    keep_checkpoints: int = opt(2, "checkpoints kept on disk")
+    resume: bool = opt(False, "continue from the latest checkpoint in output_dir")
+    tensorboard: bool = opt(False, "also log to TensorBoard (needs `tensorboard`)")
+    report: bool = opt(True, "write report.md / report.html and PNG plots at the end")
+    seed: int = opt(0, "random seed")
+
+    def __post_init__(self) -> None:
+        _choices("estimator", self.estimator, ESTIMATORS)
+        _choices("loss_agg", self.loss_agg, AGGREGATIONS)
+        _choices("kl_estimator", self.kl_estimator, KL)
+        _choices("kl_in", self.kl_in, ("loss", "reward"))
+        _choices("backend", self.backend, BACKENDS)
+        _choices("mixed_precision", self.mixed_precision, PRECISIONS)
+        _choices("curriculum", self.curriculum, ("none", "variance"))
+        est = ESTIMATORS[self.estimator]
+        if est.grouped and self.group_size < 2:
+            ungrouped = sorted(n for n, e in ESTIMATORS.items() if not e.grouped)
+            raise ValueError(
+                f"--group-size {self.group_size} with --estimator {self.estimator}: a group estimator needs at "
+                f"least 2 completions per prompt; use --group-size >= 2 or one of: {', '.join(ungrouped)}"
+            )
+        if self.kl_coef < 0:
+            raise ValueError(f"--kl-coef must be >= 0, got {self.kl_coef}")
+        if self.kl_coef > 0 and (self.ref_model or "").lower() == "none":
+            raise ValueError(
+                f"--kl-coef {self.kl_coef} needs a reference model, but --ref-model is 'none'; pass "
+                "--ref-model PATH (or omit it to use the starting policy), or set --kl-coef 0"
+            )
+        if self.kl_coef > 0 and self.ref_model and self.ref_model.lower() != "none" and _looks_local(self.ref_model) and not Path(self.ref_model).exists():
+            raise ValueError(f"--ref-model {self.ref_model!r} does not exist; pass a model folder or a hub name")
+        if self.dynamic_sampling and self.group_size < 2:
+            raise ValueError("--dynamic-sampling needs --group-size >= 2 (it drops groups whose rewards are all equal)")
+        positive = ("steps", "prompts_per_step", "group_size", "max_new_tokens", "num_iterations", "micro_batch_size",
+                    "max_bad_steps", "max_sampling_rounds", "eval_size", "keep_checkpoints", "lr")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
+        for name in ("eval_every", "checkpoint_every", "warmup_steps", "entropy_coef", "temperature", "top_k"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"--top-p must be in (0, 1], got {self.top_p}")
+        if self.temperature == 0:
+            raise ValueError("--temperature 0 (greedy) gives every completion of a group the same text; use > 0")
+        if not (0 <= self.clip_low < 1 and self.clip_high >= 0):
+            raise ValueError(f"--clip-low must be in [0, 1) and --clip-high >= 0, got {self.clip_low}, {self.clip_high}")
+        if self.dual_clip is not None and self.dual_clip <= 1:
+            raise ValueError(f"--dual-clip must be > 1, got {self.dual_clip}")
+        if not 0 < self.qae_k < 1:
+            raise ValueError(f"--qae-k must be in (0, 1), got {self.qae_k}")
+        if self.model is not None and _looks_local(self.model) and not Path(self.model).exists():
+            raise ValueError(f"--model {self.model!r} does not exist; pass a model folder, a hub name, or omit it for the default policy")
+
+    @property
+    def needs_reference(self) -> bool:
+        return self.kl_coef > 0
+
+
+def _looks_local(name: str) -> bool:
+    """A path-like name (./x, /x, ~/x, x/y/z) rather than a hub id (org/name)."""
+    return name.startswith((".", "/", "~")) or name.count("/") > 1

@@ -1,0 +1,51 @@
+"""Sampling control: DAPO dynamic sampling (keep only groups whose rewards differ) and a
+variance-based curriculum (VCRL-style: replay prompts whose group reward variance was high).
+
+>>> r = torch.tensor([1., 1., 0., 1., 0., 0.])     # three prompts, G = 2
+>>> varied_groups(r, 2).tolist(), [round(x, 2) for x in group_variance_score(r, 2).tolist()]
+([False, True, False], [0.0, 1.0, 0.0])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+def varied_groups(seq_rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """seq_rewards [N] -> [P] bool, True where the group's rewards are not all equal."""
+    g = seq_rewards.view(-1, group_size)
+    return (g.max(-1).values - g.min(-1).values) > 0
+
+
+def group_variance_score(seq_rewards: torch.Tensor, group_size: int) -> torch.Tensor:
+    """[N] -> [P], p = 4 * population variance of the group (for 0/1 rewards p = 4(k/G)(1-k/G),
+    1 at a 50% success rate, 0 when all agree), clamped to [0, 1]."""
+    g = seq_rewards.view(-1, group_size)
+    return (4 * g.var(-1, unbiased=False)).clamp(0, 1)
+
+
+class VarianceCurriculum:
+    """Memory of prompts whose group variance score p was >= kappa; each step takes up to
+    `fraction` of its prompts from it (highest p first, each replayed once)."""
+
+    def __init__(self, kappa: float, fraction: float, capacity: int = 4096) -> None:
+        self.kappa, self.fraction, self.capacity = kappa, fraction, capacity
+        self.bank: list[tuple[float, dict[str, Any]]] = []
+
+    def record(self, rows: list[dict[str, Any]], scores: torch.Tensor) -> None:
+        self.bank += [(float(p), row) for p, row in zip(scores.tolist(), rows) if p >= self.kappa]
+        self.bank.sort(key=lambda item: -item[0])
+        del self.bank[self.capacity :]
+
+    def take(self, n: int) -> list[dict[str, Any]]:
+        k = min(len(self.bank), int(n * self.fraction))
+        taken, self.bank = self.bank[:k], self.bank[k:]
+        return [row for _, row in taken]
+
+    def state(self) -> list[tuple[float, dict[str, Any]]]:
+        return list(self.bank)
+
+    def load_state(self, bank: list) -> None:
+        self.bank = [(float(p), row) for p, row in bank]
