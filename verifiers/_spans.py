@@ -14,21 +14,26 @@ from __future__ import annotations
 import re
 
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BRACE_RE = re.compile(r"[{}]")
 _ANSWER_RE = re.compile(r"(?i)\banswer\b(?:\s+is)?\s*[:=]?\s*(?:\*\*)?\s*:?\s*([^\n]*)")
 _WRAPPERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"), ("`", "`"), ('"', '"'), ("*", "*"))
 
 
 def boxed_contents(text: str) -> list[str]:
-    """The contents of every complete \\boxed{...} / \\fbox{...} (balanced braces), in order."""
-    out = []
-    for m in _BOXED_RE.finditer(text):
-        depth, i = 1, m.end()
-        while i < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        if depth == 0:
-            out.append(text[m.end(): i - 1].strip())
-    return out
+    """The contents of every complete \\boxed{...} / \\fbox{...} (balanced braces), in order of
+    their start. One pass over the braces, so 10,000 nested or unclosed boxes stay linear."""
+    starts = {m.end() - 1: m.end() for m in _BOXED_RE.finditer(text)}  # "{" position -> content start
+    if not starts:
+        return []
+    found, stack = [], []
+    for m in _BRACE_RE.finditer(text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            open_at = stack.pop()
+            if open_at in starts:
+                found.append((open_at, text[starts[open_at]: m.start()].strip()))
+    return [content for _, content in sorted(found)]
 
 
 def answer_statement(text: str) -> str | None:

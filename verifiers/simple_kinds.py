@@ -18,6 +18,7 @@ the last \\boxed{...}, else the last "answer is X" / "Answer: X", else the last 
 
 from __future__ import annotations
 
+import math
 import re
 import string
 import time
@@ -100,10 +101,16 @@ def verify_numeric(prediction: str, gold: str, **options: Any) -> VerifyResult:
     tol = max(Fraction(opts["rel_tol"]) * max(abs(p), abs(g)), Fraction(opts["abs_tol"]))
     ok = abs(p - g) <= tol
     return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "numeric", start, _fmt(p), _fmt(g),
-                  "within tolerance" if ok else f"differs by {float(abs(p - g)):.3g}")
+                  "within tolerance" if ok else f"differs by {_fmt(abs(p - g))}")
 
 
 def _fmt(x: Fraction) -> str:
+    """Exact text for ordinary numbers; huge or very precise ones as sign and power of ten."""
+    if max(abs(x.numerator).bit_length(), x.denominator.bit_length()) > 200:
+        if x == 0:
+            return "0"
+        exponent = math.log10(abs(x.numerator)) - math.log10(x.denominator)
+        return f"{'-' if x < 0 else ''}~10^{exponent:.4f}"
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator} (~{float(x):.6g})"
 
 

@@ -313,3 +313,27 @@ def test_result_fields():
 def test_unknown_option_names_valid_ones():
     with pytest.raises(TypeError, match="tolerance.*valid options: rel_tol, strict"):
         verify_math("1", "1", tolerance=0.1)
+
+
+HOSTILE = [  # odd inputs: a clean verdict, quickly (only the last 8 KiB of a prediction is read)
+    "\x00" * 10,  # NUL bytes only
+    "\ud800\udfff",  # lone surrogates
+    "a" * 1_000_000,  # 1 MB of letters
+    "7 " * 500_000,  # 1 MB of numbers
+    "(" * 100_000,  # unbalanced parentheses
+    "\\boxed{" * 100_000,  # unclosed boxes
+    "{" * 50_000 + "}" * 50_000,  # deep braces
+    "$" * 100_000,  # dollar signs
+    "1/" * 300_000,  # a long fraction chain
+]
+
+
+@pytest.mark.parametrize("prediction", HOSTILE, ids=[f"hostile{i}" for i in range(len(HOSTILE))])
+@pytest.mark.parametrize("gold", ["7", "x^2", "B"])
+def test_hostile_predictions(prediction, gold):
+    import time
+
+    start = time.perf_counter()
+    res = verify_math(prediction, gold)
+    assert res.verdict in (OK, NO, NA)
+    assert time.perf_counter() - start < 5.0  # ~0.8 s worst case measured; the margin is for a busy machine
