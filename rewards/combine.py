@@ -12,6 +12,7 @@ For TRL, `Combine.as_trl()` gives `reward_funcs` and `reward_weights` (gates app
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -101,6 +102,14 @@ class Gated:
         return out
 
 
+def _renamed(fn: Any, name: str) -> Any:
+    """`fn` under the component's name (TRL logs rewards by `__name__`): a copy for our dataclass
+    rewards; other callables keep their own name."""
+    if dataclasses.is_dataclass(fn) and "name" in {f.name for f in dataclasses.fields(fn)}:
+        return dataclasses.replace(fn, name=name)
+    return fn
+
+
 @dataclass(frozen=True)
 class Combine:
     """A weighted combination of rewards that reports every component.
@@ -148,7 +157,7 @@ class Combine:
         """`reward_funcs` / `reward_weights` for TRL's GRPOConfig/GRPOTrainer (gates applied by
         wrapping; normalisation, clipping and None policy are this class's own and are not carried)."""
         by_name = {n: f for n, f, _ in self.components}
-        funcs = [Gated(f, by_name[self.gates[n]], self.gate_threshold, name=n) if n in self.gates else f
+        funcs = [Gated(f, by_name[self.gates[n]], self.gate_threshold, name=n) if n in self.gates else _renamed(f, n)
                  for n, f, _ in self.components]
         return {"reward_funcs": funcs, "reward_weights": [w for _, _, w in self.components]}
 

@@ -86,3 +86,11 @@ def test_bad_requests(server, path, body, status, fragment):
     response = httpx.post(f"{server}{path}", json=body, timeout=60)
     assert response.status_code == status
     assert fragment in response.text
+
+
+def test_cli_bad_spec_lists_valid_names(capsys):
+    from rewardlab.cli import main
+
+    assert main(["serve-reward", "--reward", "verifier:math+nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown reward 'nope'" in err and "valid names: calibrated, fapo, format" in err

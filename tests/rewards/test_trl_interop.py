@@ -69,5 +69,6 @@ def test_grpo_trainer_two_steps_with_our_rewards(tmp_path):
     logged = {k for entry in trainer.state.log_history for k in entry}
     for fn in args["reward_funcs"] + [ttrl]:
         assert f"rewards/{reward_name(fn)}/mean" in logged
-    assert "verifier_math/verdict/correct" in logged
+    assert [reward_name(f) for f in args["reward_funcs"]] == ["verifier", "format", "overlong"]  # component names
+    assert "verifier/verdict/correct" in logged
     assert "ttrl/majority_ratio" in logged
