@@ -1,0 +1,346 @@
+"""`rewardlab train-rm`: train a bt / quantile / prm reward model, readable top to bottom.
+
+config -> data (load, check, encode) -> model -> loop [batch -> objective -> step -> log ->
+evaluate -> checkpoint] -> final save -> summary. Devices and multi-GPU come from `accelerate`
+(`accelerate launch -m rewardlab train-rm ...` runs the same code on several GPUs; the model and
+optimizer are prepared by it, each process reads its own slice of every batch).
+
+Outputs in `--output`: `config.json`, `metrics.jsonl` (one JSON object per log/eval event),
+`checkpoints/step-N/` (model, tokenizer, `trainer_state.pt`; written to a temp dir, then
+renamed, so a killed run leaves the last complete one), and `final/` (load it with
+`reward_models.load_reward_model`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from rewardlab.config import opt, save_config
+from reward_models import data as synthetic
+from reward_models.backbones import POOLING_CHOICES, default_backbone_path, load_tokenizer
+from reward_models.encoding import PairEncoder, collate
+from reward_models.evaluation import EVALUATORS
+from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rows, score_columns_of
+from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
+from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel
+from reward_models.scoring import LoadedRewardModel
+
+
+@dataclass(frozen=True)
+class TrainRMConfig:
+    kind: str = opt("bt", "reward model kind", choices=KINDS)
+    data: str | None = opt(None, "training data: a JSONL/Parquet/CSV file or a hub dataset name; default: generated from arithmetic problems")
+    eval_data: str | None = opt(None, "held-out data (same format); default: the generator's test split, or --eval-fraction of --data by prompt hash")
+    backbone: str | None = opt(None, "backbone path or hub name (any AutoModel); default: the packaged MiniLM encoder")
+    output: str | None = opt(None, "output directory; default: outputs/rm-<kind>")
+    steps: int = opt(300, "optimizer steps")
+    batch_size: int = opt(16, "pairs (bt), rows (quantile) or solutions (prm) per step, over all processes")
+    lr: float = opt(1e-4, "peak learning rate (AdamW, linear warmup then linear decay)")
+    warmup_steps: int = opt(20, "learning-rate warmup steps")
+    weight_decay: float = opt(0.0, "AdamW weight decay")
+    max_grad_norm: float = opt(1.0, "gradient clipping norm (0 = off)")
+    max_seq_length: int = opt(128, "tokens per sequence; longer inputs keep the END of the response (left-truncated)")
+    pooling: str = opt("auto", "pooling of the backbone output: auto = mean for encoders, last token for decoders", choices=POOLING_CHOICES)
+    center_coef: float = opt(0.0, "reward-centring coefficient c in c*mean((r_c + r_r)^2) (bt and quantile-from-preferences)")
+    score_columns: tuple[str, ...] = opt((), "scored data: the numeric columns to model (one QRM attribute each); default: every numeric column")
+    n_quantiles: int = opt(19, "quantile levels, evenly spaced in (0, 1) (19 -> 0.05..0.95)")
+    gating: bool = opt(True, "quantile: mix attributes with a per-prompt gating network")
+    gate_temperature: float = opt(5.0, "quantile: softmax temperature of the gate")
+    step_separator: str = opt("\n", "prm: text placed after each step (the label sits on the step's last token)")
+    n_train: int = opt(2000, "generated data: training rows")
+    n_eval: int = opt(400, "generated data: held-out rows (the task's fixed test split)")
+    eval_fraction: float = opt(0.1, "with --data and no --eval-data: share of prompts held out")
+    eval_every: int = opt(100, "evaluate every N steps (and at the end)")
+    save_every: int = opt(100, "checkpoint every N steps (and at the end)")
+    keep_checkpoints: int = opt(2, "checkpoints kept (oldest removed first)")
+    log_every: int = opt(10, "write training metrics every N steps")
+    eval_batch_size: int = opt(64, "batch size for evaluation and scoring")
+    seed: int = opt(0, "seed for data order, generated data and head initialisation")
+    resume: bool = opt(False, "continue from the last complete checkpoint in --output")
+    mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
+
+    def __post_init__(self) -> None:
+        checks = {
+            "steps": self.steps >= 1, "batch_size": self.batch_size >= 1, "lr": self.lr > 0,
+            "warmup_steps": self.warmup_steps >= 0, "max_seq_length": self.max_seq_length >= 8,
+            "n_quantiles": self.n_quantiles >= 2, "eval_every": self.eval_every >= 1, "save_every": self.save_every >= 1,
+            "log_every": self.log_every >= 1, "n_train": self.n_train >= 1, "n_eval": self.n_eval >= 1,
+            "eval_batch_size": self.eval_batch_size >= 1, "keep_checkpoints": self.keep_checkpoints >= 1,
+            "eval_fraction": 0 < self.eval_fraction < 1, "gate_temperature": self.gate_temperature > 0,
+        }
+        bad = [name for name, ok in checks.items() if not ok]
+        if bad:
+            raise ValueError(f"invalid --{bad[0].replace('_', '-')}={getattr(self, bad[0])!r}; see `rewardlab train-rm --help`")
+        if self.kind not in KINDS:
+            raise ValueError(f"--kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.output or f"outputs/rm-{self.kind}")
+
+    @property
+    def taus(self) -> tuple[float, ...]:
+        if self.n_quantiles == 19:
+            return DEFAULT_TAUS
+        return tuple((i + 1) / (self.n_quantiles + 1) for i in range(self.n_quantiles))
+
+
+GENERATORS: dict[str, Callable[..., list[dict[str, Any]]]] = {
+    "preference": synthetic.make_preference_rows,
+    "stepwise": synthetic.make_stepwise_rows,
+    "scored": synthetic.make_scored_rows,
+}
+
+
+def prepare_data(cfg: TrainRMConfig) -> tuple[str, list[dict], list[dict], list[str], str]:
+    """(format, train rows, eval rows, score columns, description); stops on bad data."""
+    if cfg.data is None:
+        fmt = KIND_FORMATS[cfg.kind][0]
+        train = GENERATORS[fmt](cfg.n_train, seed=cfg.seed, split="train")
+        held = GENERATORS[fmt](cfg.n_eval, seed=cfg.seed, split="test")
+        source = f"generated {fmt} data (arithmetic, seed {cfg.seed})"
+    else:
+        rows = load_rows(cfg.data)
+        fmt = detect_format(rows, cfg.kind, cfg.data)
+        cols = score_columns_of(rows, cfg.score_columns, cfg.data) if fmt == "scored" else []
+        check_rows(rows, fmt, cfg.data, cols)
+        if cfg.eval_data:
+            train, held = rows, load_rows(cfg.eval_data)
+        else:
+            train, held = heldout_split(rows, cfg.eval_fraction)
+            if not train or not held:
+                raise ValueError(f"{cfg.data}: {len(rows)} rows are too few to hold out {cfg.eval_fraction:.0%} by prompt; pass --eval-data")
+        source = cfg.data
+    cols = score_columns_of(train, cfg.score_columns, source) if fmt == "scored" else []
+    check_rows(train, fmt, cfg.data or "generated data", cols)
+    check_rows(held, fmt, cfg.eval_data or cfg.data or "generated data", cols)
+    return fmt, train, held, cols, source
+
+
+def encode_rows(enc: PairEncoder, rows: list[dict], fmt: str, cols: list[str], separator: str) -> list[dict]:
+    """Token ids per row, once, before training."""
+    if fmt == "preference":
+        return [
+            {"chosen": enc.encode_pair(r.get("prompt", ""), r["chosen"]), "rejected": enc.encode_pair(r.get("prompt", ""), r["rejected"]),
+             "margin": float(r.get("margin") or 0.0)}
+            for r in rows
+        ]
+    if fmt == "scored":
+        return [{**enc.encode_pair(r["prompt"], r["response"]), "targets": [float(r[c]) for c in cols]} for r in rows]
+    return [{**enc.encode_steps(r["prompt"], r["completions"], separator), "labels": [bool(x) for x in r["labels"]]} for r in rows]
+
+
+def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
+    """Preference: chosen then rejected stacked in one forward ([2B, T]); others: one row each."""
+    if fmt == "preference":
+        inputs = collate([it["chosen"] for it in items] + [it["rejected"] for it in items], pad_id)
+        return {"inputs": inputs, "margin": torch.tensor([it["margin"] for it in items])}
+    batch = collate(items, pad_id)
+    step_labels = batch.pop("step_labels", None)
+    out: dict[str, Any] = {"inputs": batch}
+    if fmt == "scored":
+        out["targets"] = torch.tensor([it["targets"] for it in items])
+    if step_labels is not None:
+        out["step_labels"] = step_labels
+    return out
+
+
+def _preference_bt(model, batch, cfg):
+    rewards = model(**batch["inputs"])["rewards"]  # [2B]
+    b = rewards.shape[0] // 2
+    margin = batch["margin"] if batch["margin"].abs().sum() > 0 else None
+    return bt_loss(rewards[:b], rewards[b:], margin, cfg.center_coef)
+
+
+def _preference_quantile(model, batch, cfg):
+    q = model(**batch["inputs"])["quantiles"]  # [2B, K]
+    b = q.shape[0] // 2
+    margin = batch["margin"] if batch["margin"].abs().sum() > 0 else None
+    return quantile_bt_loss(q[:b], q[b:], margin, cfg.center_coef)
+
+
+def _scored_quantile(model, batch, cfg):
+    q = model(**batch["inputs"])["attribute_quantiles"]  # [B, A, K]
+    taus = torch.tensor(cfg.taus, device=q.device)
+    return pinball_loss(q, batch["targets"].to(q), taus)
+
+
+def _stepwise_prm(model, batch, cfg):
+    return step_bce_loss(model(**batch["inputs"])["step_logits"], batch["step_labels"])
+
+
+# (kind, data format) -> objective(model, batch, config) -> (loss, stats)
+OBJECTIVES: dict[tuple[str, str], Callable[..., tuple[torch.Tensor, dict[str, float]]]] = {
+    ("bt", "preference"): _preference_bt,
+    ("quantile", "preference"): _preference_quantile,
+    ("quantile", "scored"): _scored_quantile,
+    ("prm", "stepwise"): _stepwise_prm,
+}
+
+
+def batch_indices(step: int, n: int, size: int, seed: int) -> list[int]:
+    """Indices of the batch for `step`: epochs are seeded permutations, so a resumed run sees the
+    exact batches an uninterrupted run would have seen."""
+    start = step * size
+    out = []
+    while len(out) < size:
+        epoch, offset = divmod(start + len(out), n)
+        perm = list(range(n))
+        random.Random(f"{seed}-epoch-{epoch}").shuffle(perm)
+        out.extend(perm[offset : offset + size - len(out)])
+    return out
+
+
+def save_checkpoint(out_dir: Path, name: str, model, tokenizer, extra: dict[str, Any] | None) -> Path:
+    """Write into a temp dir and rename it into place: a killed run never leaves half a checkpoint."""
+    final = out_dir / name
+    tmp = out_dir / f".tmp-{name.replace('/', '-')}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    if extra is not None:
+        torch.save(extra, tmp / "trainer_state.pt")
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        old = final.with_name(final.name + f".old-{os.getpid()}")
+        os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, final)
+    return final
+
+
+def last_checkpoint(out_dir: Path) -> Path | None:
+    done = [p for p in (out_dir / "checkpoints").glob("step-*") if (p / "trainer_state.pt").exists()]
+    return max(done, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+def _log(path: Path, record: dict[str, Any]) -> None:
+    with path.open("a") as fh:
+        fh.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
+    """Train, evaluate, checkpoint; returns {"final": path, "eval": last eval metrics, ...}."""
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+    from tqdm.auto import tqdm
+
+    accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
+    set_seed(cfg.seed)
+    out_dir = cfg.output_dir
+    resume_from = last_checkpoint(out_dir) if cfg.resume else None
+    if cfg.resume and resume_from is None:
+        raise FileNotFoundError(f"--resume: no complete checkpoint under {out_dir / 'checkpoints'}; run without --resume")
+    if not cfg.resume and (out_dir / "metrics.jsonl").exists():
+        raise FileExistsError(f"{out_dir} already holds a run (metrics.jsonl); pass --resume to continue it or choose another --output")
+
+    # ---- data ---------------------------------------------------------------------------
+    fmt, train_rows, eval_rows, cols, source = prepare_data(cfg)
+    objective = OBJECTIVES[(cfg.kind, fmt)]
+    backbone = cfg.backbone or default_backbone_path()
+    tokenizer = load_tokenizer(str(resume_from or backbone))
+    enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length)
+    items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
+
+    # ---- model, optimizer, schedule ------------------------------------------------------
+    if resume_from is not None:
+        model = RewardModel.from_pretrained(str(resume_from))
+    else:
+        torch.manual_seed(cfg.seed)
+        model = RewardModel.from_backbone(
+            backbone, cfg.kind, pooling=cfg.pooling, max_seq_length=cfg.max_seq_length, taus=cfg.taus,
+            attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature,
+            step_separator=cfg.step_separator,
+        )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    schedule = lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)) * max(0.0, 1 - s / cfg.steps)  # noqa: E731
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    start_step = 0
+    if resume_from is not None:
+        state = torch.load(resume_from / "trainer_state.pt", weights_only=False)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start_step = state["step"]
+    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+
+    metrics_path = out_dir / "metrics.jsonl"
+    if accelerator.is_main_process:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        save_config(cfg, out_dir)
+        _log(metrics_path, {"event": "start", "step": start_step, "format": fmt, "source": source, "n_train": len(train_rows),
+                            "n_eval": len(eval_rows), "backbone": str(backbone), "resumed_from": str(resume_from or "")})
+
+    def evaluate(step: int) -> dict[str, float]:
+        model.eval()
+        rm = LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size)
+        result = EVALUATORS[(cfg.kind, fmt)](rm, eval_rows, cols, cfg.eval_batch_size)
+        model.train()
+        _log(metrics_path, {"event": "eval", "step": step, **result})
+        return result
+
+    def checkpoint(step: int) -> None:
+        state = {"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step}
+        save_checkpoint(out_dir, f"checkpoints/step-{step}", accelerator.unwrap_model(model), tokenizer, state)
+        done = sorted((out_dir / "checkpoints").glob("step-*"), key=lambda p: int(p.name.split("-")[1]))
+        for old in done[: -cfg.keep_checkpoints]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    # ---- loop ----------------------------------------------------------------------------
+    per_process = max(1, cfg.batch_size // accelerator.num_processes)
+    pad_id = tokenizer.pad_token_id
+    model.train()
+    bar = tqdm(range(start_step, cfg.steps), desc=f"train-rm {cfg.kind}", disable=not (progress and accelerator.is_local_main_process))
+    eval_result: dict[str, float] = {}
+    t0, seen, stats = time.perf_counter(), 0, {}
+    for step in bar:
+        idx = batch_indices(step, len(items), cfg.batch_size, cfg.seed)
+        mine = idx[accelerator.process_index * per_process : (accelerator.process_index + 1) * per_process] or idx[:1]
+        batch = make_batch([items[i] for i in mine], fmt, pad_id)
+        batch = {k: ({kk: vv.to(accelerator.device) for kk, vv in v.items()} if isinstance(v, dict) else v.to(accelerator.device)) for k, v in batch.items()}
+        loss, stats = objective(model, batch, cfg)
+        if not math.isfinite(loss.item()):
+            raise FloatingPointError(f"step {step}: loss is {loss.item()}; lower --lr (now {cfg.lr})")
+        accelerator.backward(loss)
+        if cfg.max_grad_norm > 0:
+            accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        seen += len(idx)
+        done = step + 1
+        if accelerator.is_main_process and (done % cfg.log_every == 0 or done == cfg.steps):
+            rate = seen / (time.perf_counter() - t0)
+            _log(metrics_path, {"event": "train", "step": done, "loss": loss.item(), "lr": scheduler.get_last_lr()[0], "samples_per_s": rate, **stats})
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        if done % cfg.eval_every == 0 or done == cfg.steps:
+            if accelerator.is_main_process:
+                eval_result = evaluate(done)
+                headline = {k: round(v, 3) for k, v in eval_result.items() if "/" not in k}
+                bar.write(f"step {done}: {headline}")
+            accelerator.wait_for_everyone()
+        if done % cfg.save_every == 0 or done == cfg.steps:
+            if accelerator.is_main_process:
+                checkpoint(done)
+            accelerator.wait_for_everyone()
+    bar.close()
+    final = out_dir / "final"
+    if accelerator.is_main_process:
+        if not eval_result:  # resumed at the end: evaluate once so the summary has numbers
+            eval_result = evaluate(cfg.steps)
+        save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
+        _log(metrics_path, {"event": "end", "step": cfg.steps, "seconds": time.perf_counter() - t0})
+    accelerator.wait_for_everyone()
+    return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),
+            "seconds": time.perf_counter() - t0}
