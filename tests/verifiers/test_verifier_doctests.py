@@ -1,0 +1,19 @@
+"""The docstring examples of the verifier runtime modules run and hold."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["verifiers.pool", "verifiers.api", "verifiers.sandbox", "verifiers.code_kind", "verifiers.cli", "verifiers.service"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    if name == "verifiers.api":
+        pytest.importorskip("verifiers.simple_kinds")  # its examples use the string and numeric kinds
+    module = importlib.import_module(name)
+    failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert tried > 0 and failures == 0
