@@ -155,7 +155,8 @@ def read_choice(text: str, valid: str = "ABCDEFGHIJ") -> tuple[str | None, str]:
     if boxed:
         letters = []
         for b in boxed[-2:]:
-            m = _LINE.match(_spans.strip_wrappers(b))
+            inner = _spans.strip_wrappers(b)
+            m = _LINE.match(inner.upper() if len(inner) == 1 else inner)  # a lone boxed 'b' is option B
             if m and _letter_of(m) in valid:
                 letters.append(_letter_of(m))
         if letters:
