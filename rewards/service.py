@@ -9,8 +9,9 @@
   `{"rewards": [... or null], "metrics": {...}}` (+ `step_rewards`, `step_ends` for dense rewards)
 - `GET /health` -> `{"status": "ok", "reward": SPEC}`
 
-Bad requests get a 4xx answer naming the field; the protections (request size and item limits,
-concurrency limit, timeouts) are the verifier service's, `verifiers.service.add_protections`.
+Bad requests get a 4xx answer naming the field. The protections are the verifier service's
+(`verifiers.service.add_protections` with `ServiceLimits`): bearer token (401), body size (413),
+items per request (413), concurrent requests (429); `/health` stays open.
 Reward calls run one at a time in a worker thread (a reward keeps the metrics of its last call).
 """
 
@@ -23,20 +24,24 @@ from typing import Any
 from rewards.adapters import as_openrlhf_reward_func
 from rewards.base import RewardOutput, reward_metrics
 
-MAX_ITEMS = 4096  # most completions in one request
-
-
 def _finite(metrics: dict[str, Any]) -> dict[str, float | None]:
     """JSON has no NaN: a NaN metric (e.g. an accuracy over zero items) becomes null."""
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
 
 
-def create_app(reward: Any, spec: str = "", max_items: int = MAX_ITEMS, none_score: float = 0.0, label_column: str = "answer",
-               **protections: Any) -> Any:
-    """A FastAPI app serving `reward` (any reward function). `protections` go to
-    `verifiers.service.add_protections` (see its settings)."""
+def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: float = 0.0, label_column: str = "answer") -> Any:
+    """A FastAPI app serving `reward` (any reward function), protected by `limits`
+    (a `verifiers.service.ServiceLimits`; default limits when None).
+
+    >>> from rewards import build_reward
+    >>> app = create_app(build_reward("format:integer"), "format:integer")
+    >>> sorted(r.path for r in app.routes if r.path in ("/", "/get_reward", "/reward", "/health"))
+    ['/', '/get_reward', '/health', '/reward']
+    """
     from fastapi import FastAPI, HTTPException
     from pydantic import BaseModel, Field
+
+    from verifiers.service import add_protections, check_items
 
     class OpenRLHFRequest(BaseModel):
         query: list[str] = Field(..., description="prompt + response texts")
@@ -49,18 +54,9 @@ def create_app(reward: Any, spec: str = "", max_items: int = MAX_ITEMS, none_sco
         columns: dict[str, list[Any]] = Field(default_factory=dict, description="extra dataset columns, one value per completion")
 
     app = FastAPI(title="rewardlab reward service", version="1")
-    try:
-        from verifiers.service import add_protections
-    except ImportError:  # older verifiers without the service module
-        add_protections = None
-    if add_protections is not None:
-        add_protections(app, **protections)
+    add_protections(app, limits)
     lock = threading.Lock()
     openrlhf = as_openrlhf_reward_func(reward, label_column=label_column, none_score=none_score)
-
-    def check_size(n: int) -> None:
-        if n > max_items:
-            raise HTTPException(413, f"{n} items in one request; the limit is {max_items} (split the batch)")
 
     def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -74,7 +70,7 @@ def create_app(reward: Any, spec: str = "", max_items: int = MAX_ITEMS, none_sco
         return {"status": "ok", "reward": spec}
 
     def remote_rm(request: OpenRLHFRequest) -> dict[str, Any]:
-        check_size(len(request.query))
+        check_items(app, len(request.query))
         out = call(openrlhf, request.query, request.prompts, request.labels)
         out["extra_logs"] = _finite(out["extra_logs"])
         return out
@@ -84,7 +80,7 @@ def create_app(reward: Any, spec: str = "", max_items: int = MAX_ITEMS, none_sco
 
     @app.post("/reward")
     def batch(request: BatchRequest) -> dict[str, Any]:
-        check_size(len(request.completions))
+        check_items(app, len(request.completions))
         if len(request.prompts) != len(request.completions):
             raise HTTPException(422, f"prompts has {len(request.prompts)} items but completions has {len(request.completions)}; send one prompt per completion")
         for name, values in request.columns.items():

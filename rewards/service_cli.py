@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 
@@ -18,7 +19,10 @@ class ServeRewardConfig:
     reward: str = opt("", "reward spec, e.g. verifier:math, ttrl, rm:PATH, verifier:math*1.0+format*0.1 (required)")
     host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 for all)")
     port: int = opt(8001, "TCP port")
-    max_items: int = opt(4096, "most completions accepted in one request")
+    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN; none if unset)")
+    max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
+    max_items: int = opt(4096, "most completions per request (413 past it)")
+    max_concurrent: int = opt(8, "requests handled at once (429 past it)")
     none_score: float = opt(0.0, "score sent to OpenRLHF where the reward is None (not applicable); counted in extra_logs")
     label_column: str = opt("answer", "column that OpenRLHF's `labels` fill")
     log_level: str = opt("info", "uvicorn log level", choices=["critical", "error", "warning", "info", "debug"])
@@ -28,8 +32,11 @@ class ServeRewardConfig:
             raise ValueError("--reward is required, e.g. --reward verifier:math (see docs/rewards.md for the specs)")
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be in 1..65535, got {self.port}")
-        if self.max_items < 1:
-            raise ValueError(f"--max-items must be >= 1, got {self.max_items}")
+        for name in ("max_body_kb", "max_items", "max_concurrent"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if self.token is not None and not self.token.strip():
+            raise ValueError("--token must not be empty")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -48,10 +55,16 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rewards.service import create_app
+    from verifiers.service import TOKEN_ENV, ServiceLimits
 
-    app = create_app(reward, spec=config.reward, max_items=config.max_items, none_score=config.none_score,
-                     label_column=config.label_column)
-    print(f"serving reward {config.reward!r} on http://{config.host}:{config.port} "
-          f"(POST /get_reward for OpenRLHF, POST /reward for batches, GET /health)", flush=True)
+    token = config.token or os.environ.get(TOKEN_ENV) or None
+    if config.host not in ("127.0.0.1", "localhost", "::1") and token is None:
+        print(f"rewardlab serve-reward: warning: listening on {config.host} without a token "
+              f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
+    limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
+                           max_concurrent=config.max_concurrent, token=token)
+    app = create_app(reward, spec=config.reward, limits=limits, none_score=config.none_score, label_column=config.label_column)
+    print(f"serving reward {config.reward!r} on http://{config.host}:{config.port} (POST /get_reward for OpenRLHF, "
+          f"POST /reward for batches, GET /health; token {'required' if token else 'off'})", flush=True)
     uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)
     return 0

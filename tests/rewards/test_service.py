@@ -12,6 +12,10 @@ import httpx
 import pytest
 
 
+TOKEN = "s3cret"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -24,7 +28,7 @@ def server():
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "rewardlab", "serve-reward", "--reward", "verifier:math*1.0+format:integer*0.5",
-         "--port", str(port), "--max-items", "8", "--log-level", "warning"],
+         "--port", str(port), "--max-items", "8", "--max-body-kb", "4", "--token", TOKEN, "--log-level", "warning"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     url = f"http://127.0.0.1:{port}"
@@ -51,7 +55,7 @@ def test_health(server):
 
 def test_openrlhf_request_shape(server):
     body = {"query": ["12+3=15", "12+3=16", "12+3=fifteen"], "prompts": ["12+3="] * 3, "labels": ["15"] * 3}
-    out = httpx.post(f"{server}/get_reward", json=body, timeout=60).json()
+    out = httpx.post(f"{server}/get_reward", json=body, headers=AUTH, timeout=60).json()
     # 1*verifier + 0.5*format: "15" -> 1.5, "16" -> 0.5, "fifteen" -> 0 (no answer, not an integer)
     assert out["rewards"] == [1.5, 0.5, 0.0]
     assert out["scores"] == out["rewards"]
@@ -62,28 +66,31 @@ def test_openrlhf_request_shape(server):
 def test_openrlhf_legacy_query_only(server):
     # older OpenRLHF posts only {"query": [...]}: accepted, but this reward needs gold labels,
     # so the answer is a clear 400 naming the missing column rather than a silent 0
-    response = httpx.post(f"{server}/get_reward", json={"query": ["12+3=15"]}, timeout=60)
+    response = httpx.post(f"{server}/get_reward", json={"query": ["12+3=15"]}, headers=AUTH, timeout=60)
     assert response.status_code == 400 and "'answer'" in response.text
 
 
 def test_batch_endpoint(server):
     body = {"prompts": ["1+1=", "1+1="], "completions": ["2", "3"], "columns": {"answer": ["2", "2"]}}
-    out = httpx.post(f"{server}/reward", json=body, timeout=60).json()
+    out = httpx.post(f"{server}/reward", json=body, headers=AUTH, timeout=60).json()
     assert out["rewards"] == [1.5, 0.5]
     assert out["metrics"]["total/mean"] == 1.0
 
 
 @pytest.mark.parametrize(
-    "path, body, status, fragment",
+    "path, body, headers, status, fragment",
     [
-        ("/get_reward", {"prompts": ["a"]}, 422, "query"),  # missing field
-        ("/reward", {"prompts": ["a"], "completions": ["1"]}, 400, "'answer'"),  # missing gold column named
-        ("/reward", {"prompts": ["a", "b"], "completions": ["1"], "columns": {}}, 422, "one prompt per completion"),
-        ("/get_reward", {"query": ["x"] * 9, "prompts": ["x"] * 9}, 413, "limit is 8"),  # too many items
+        ("/get_reward", {"prompts": ["a"]}, AUTH, 422, "query"),  # missing field
+        ("/reward", {"prompts": ["a"], "completions": ["1"]}, AUTH, 400, "'answer'"),  # missing gold column named
+        ("/reward", {"prompts": ["a", "b"], "completions": ["1"], "columns": {}}, AUTH, 422, "one prompt per completion"),
+        ("/get_reward", {"query": ["x"] * 9, "prompts": ["x"] * 9}, AUTH, 413, "limit is 8"),  # too many items
+        ("/get_reward", {"query": ["x" * 5000]}, AUTH, 413, "bytes"),  # body over 4 KiB
+        ("/get_reward", {"query": ["1"]}, {}, 401, "bearer token"),  # no token
+        ("/reward", {"prompts": [], "completions": []}, {"Authorization": "Bearer wrong"}, 401, "bearer token"),
     ],
 )
-def test_bad_requests(server, path, body, status, fragment):
-    response = httpx.post(f"{server}{path}", json=body, timeout=60)
+def test_bad_requests(server, path, body, headers, status, fragment):
+    response = httpx.post(f"{server}{path}", json=body, headers=headers, timeout=60)
     assert response.status_code == status
     assert fragment in response.text
 
