@@ -1,0 +1,24 @@
+import os
+
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _tmp_cache(tmp_path_factory, monkeypatch):
+    """Never touch the user's ~/.cache/rewardlab from tests."""
+    monkeypatch.setenv("REWARDLAB_CACHE", str(tmp_path_factory.getbasetemp() / "rewardlab-cache"))
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory):
+    """A randomly initialised tiny policy saved to disk (no training)."""
+    from training.policy import save_policy_atomically, tiny_policy
+
+    path = tmp_path_factory.mktemp("tiny") / "policy"
+    model, tok = tiny_policy(seed=0)
+    save_policy_atomically(model, tok, path)
+    return path
+
+
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))

@@ -1,0 +1,76 @@
+"""Rollouts: the public generate contract, completion masks (EOS, stop strings, truncation) and
+logprobs recomputed under the same masking as generation."""
+
+import pytest
+import torch
+
+from training.policy import load_policy, tiny_policy
+from training.rollout import completion_mask_and_texts, generate, sample, token_logprobs
+from training.tokenizer import char_tokenizer
+
+TOK = char_tokenizer()
+EOS, PAD = TOK.eos_token_id, TOK.pad_token_id
+
+
+def ids(text):
+    return TOK(text, add_special_tokens=False)["input_ids"]
+
+
+MASK_CASES = [
+    # (completion tokens, stop strings, expected mask length, truncated?, text)
+    (ids("45") + [EOS, PAD], None, 3, False, "45"),  # through the EOS token
+    (ids("4567"), None, 4, True, "4567"),  # no EOS within the limit: truncated
+    (ids("12+3"), ["+"], 3, False, "12"),  # through the token that completes the stop string, text cut before it
+    (ids("1\n\n2"), ["\n\n"], 3, False, "1"),  # a two-character stop string
+    ([EOS, PAD, PAD, PAD], ["+"], 1, False, ""),  # immediate EOS: one token, empty text
+]
+
+
+@pytest.mark.parametrize("tokens,stop,length,truncated,text", MASK_CASES)
+def test_completion_mask(tokens, stop, length, truncated, text):
+    mask, trunc, texts = completion_mask_and_texts(TOK, torch.tensor([tokens]), stop, {EOS})
+    assert mask.sum().item() == length and mask[0, :length].all()
+    assert trunc.item() is truncated and texts == [text]
+
+
+def test_generate_contract_shapes_and_greedy_determinism():
+    model, tok = tiny_policy(seed=0)
+    outs = generate(model, tok, ["1+1=", "12+34="], num_samples=3, max_new_tokens=4, temperature=1.0)
+    assert [len(o) for o in outs] == [3, 3] and all(isinstance(t, str) and len(t) <= 4 for o in outs for t in o)
+    a = generate(model, tok, ["1+1=", "12+34="], max_new_tokens=4, temperature=0)
+    b = generate(model, tok, ["1+1=", "12+34="], max_new_tokens=4, temperature=0, batch_size=1)
+    assert a == b  # greedy is deterministic, and batching (left padding) does not change it
+
+
+def test_stop_strings_end_generation():
+    model, tok = tiny_policy(seed=0)
+    torch.manual_seed(0)
+    r = sample(model, tok, ["1+1="] * 16, 1, max_new_tokens=12, temperature=1.5, stop=["1"])
+    for text, m, ids_ in zip(r.texts, r.completion_mask, r.completion_ids):
+        assert "1" not in text  # text is cut before the stop string
+        n = int(m.sum())
+        if not ids_[:n].tolist().count(tok.eos_token_id) and n < 12:
+            assert tok.decode(ids_[:n]).endswith("1")  # and the mask ends on the stop token
+
+
+def test_recomputed_logprobs_match_generation_scores_under_left_padding():
+    model, tok = tiny_policy(seed=1)
+    model.eval()
+    torch.manual_seed(0)
+    prompts = ["1+1=", "123+456="]  # different lengths: the first is left padded
+    r = sample(model, tok, prompts, 2, max_new_tokens=5, temperature=1.0)
+    batch_lp, _ = token_logprobs(model, r.input_ids, r.attention_mask, r.completion_ids.shape[1])
+    # the same completion scored alone, without any padding, gives the same logprobs
+    for i in range(4):
+        n = int(r.completion_mask[i].sum())
+        p = r.prompt_ids[i][r.prompt_mask[i].bool()]
+        alone = torch.cat([p, r.completion_ids[i, :n]])[None]
+        lp, _ = token_logprobs(model, alone, torch.ones_like(alone), n)
+        assert torch.allclose(lp[0], batch_lp[i, :n], atol=1e-4)
+
+
+def test_load_policy_from_a_local_folder_and_a_clear_error_otherwise(tiny_dir, tmp_path):
+    model, tok = load_policy(str(tiny_dir))
+    assert tok.padding_side == "left" and tok.decode(tok("12+3")["input_ids"]) == "12+3"
+    with pytest.raises(ValueError, match="--model"):
+        load_policy(str(tmp_path / "nothing-here"))

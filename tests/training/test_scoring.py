@@ -1,0 +1,64 @@
+"""Scoring: failures are loud and name the reward and sample; None is not applicable; dense
+rewards land on the tokens where the steps end."""
+
+import math
+
+import pytest
+import torch
+
+from rewards.base import RewardOutput
+from training.scoring import RewardError, required_columns, score, token_rewards
+from training.tokenizer import char_tokenizer
+
+TOK = char_tokenizer()
+
+
+def boom(prompts, completions, **columns):
+    if any(c == "bad" for c in completions):
+        raise ZeroDivisionError("cannot score")
+    return [1.0] * len(completions)
+
+
+def test_a_reward_that_raises_names_itself_and_the_sample():
+    with pytest.raises(RewardError, match=r"reward 'boom' raised ZeroDivisionError.*'2\+2='.*'bad'"):
+        score(boom, ["1+1=", "1+1=", "2+2=", "2+2="], ["2", "3", "4", "bad"], {}, group_size=2)
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, "x"])
+def test_non_numbers_and_non_finite_rewards_stop_the_run(value):
+    with pytest.raises(RewardError, match="reward"):
+        score(lambda p, c, **k: [value], ["q"], ["a"], {})
+
+
+def test_wrong_number_of_rewards():
+    with pytest.raises(RewardError, match="1 values for 2"):
+        score(lambda p, c, **k: [1.0], ["q", "q"], ["a", "b"], {})
+
+
+def test_none_rows_are_masked_and_do_not_move_the_group_baseline():
+    s = score(lambda p, c, **k: [1.0, None, 0.0, 0.0], ["q"] * 4, ["a", "b", "c", "d"], {})
+    mask = torch.ones(4, 2, dtype=torch.long)
+    ids = torch.zeros(4, 2, dtype=torch.long)
+    rewards, loss_mask = token_rewards(s, mask, ids, TOK, group_size=2)
+    # the None of group 0 is filled with the mean of the rest (1.0), on the last token
+    assert rewards[:, -1].tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert loss_mask.sum(-1).tolist() == [2, 0, 2, 2]
+
+
+def test_dense_step_rewards_land_where_each_step_ends():
+    completion = "12\n34\n5"  # steps end at characters 3 ("12\n") and 6 ("34\n")
+    out = RewardOutput(totals=[1.5], step_rewards=[[0.2, 0.3]], step_ends=[[3, 6]])
+    s = score(lambda p, c, **k: out, ["q"], [completion], {})
+    ids = torch.tensor([TOK(completion, add_special_tokens=False)["input_ids"] + [TOK.eos_token_id]])
+    rewards, _ = token_rewards(s, torch.ones_like(ids), ids, TOK, group_size=1)
+    # step 1 on token 2 ("\n"), step 2 on token 5, the rest of the total (1.0) on the last token (EOS)
+    assert rewards[0].tolist() == pytest.approx([0, 0, 0.2, 0, 0, 0.3, 0, 1.0])
+    assert rewards.sum().item() == pytest.approx(1.5)
+
+
+def test_required_columns_of_composites():
+    from rewards import build_reward
+
+    assert required_columns(build_reward("verifier:math")) == {"answer"}
+    assert required_columns(build_reward("verifier:math*1.0+format*0.1")) == {"answer"}
+    assert required_columns(build_reward("ttrl")) == set()
