@@ -156,9 +156,13 @@ class FlawedPositiveReward:
 def _load_judge(path: str) -> Any:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    try:
+        model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot load a causal LM judge from {path!r} ({exc}); pass a local model directory or a hub name") from exc
     from reward_models.generative import GenerativeJudge
 
-    return GenerativeJudge(AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path))
+    return GenerativeJudge(model, tokenizer)
 
 
 def genrm_from_spec(path: str | None = None, mode: str = "pyes", k: int = 4, seed: int = 0) -> GenerativeRMReward:

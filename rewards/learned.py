@@ -55,7 +55,11 @@ UTILITY_DEFAULTS = {"mean": 0.0, "lower": 0.1, "cvar": 0.1, "risk": 0.5}
 def _load(path: str, kind: str, spec_name: str) -> Any:
     from reward_models import load_reward_model
 
-    rm = load_reward_model(path)
+    try:
+        rm = load_reward_model(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"spec {spec_name!r}: cannot load a reward model from {path!r} ({exc}); pass a directory "
+                         f"saved by `rewardlab train-rm` (or save_pretrained), or a hub name") from exc
     if rm.kind != kind:
         other = {"bt": "rm", "quantile": "qrm", "prm": "prm"}.get(rm.kind, rm.kind)
         raise ValueError(f"{path!r} is a {rm.kind!r} reward model, but the spec {spec_name!r} needs a {kind!r} one; use {other}:{path}")

@@ -53,6 +53,9 @@ def test_user_reward_by_module_function():
         ("ttrl:math:colour=red", "bad arguments"),  # unknown option
         ("no_such_module_xyz:fn", "cannot be imported"),  # module:function that does not import
         ("tests.rewards.user_reward:missing", "has no attribute 'missing'"),
+        ("rm:/no/such/dir", "cannot load a reward model from '/no/such/dir'"),  # clear error, not a hub traceback
+        ("qrm:/no/such/dir:cvar=0.1", "cannot load a reward model"),
+        ("genrm:/no/such/dir", "cannot load a causal LM judge"),
     ],
 )
 def test_bad_specs(spec, message):
