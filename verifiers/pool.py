@@ -441,12 +441,11 @@ class VerifierPool:
         try:
             for worker in workers:
                 deadline = worker.born + self.config.start_timeout
-                while not worker.ready and worker.proc.poll() is None and time.monotonic() < deadline:
-                    selectors_ = selectors.DefaultSelector()
-                    selectors_.register(worker.fd, selectors.EVENT_READ)
-                    selectors_.select(timeout=0.5)
-                    selectors_.close()
-                    worker.poll_ready()
+                with selectors.DefaultSelector() as selector:
+                    selector.register(worker.fd, selectors.EVENT_READ)
+                    while not worker.ready and worker.proc.poll() is None and time.monotonic() < deadline:
+                        selector.select(timeout=0.5)
+                        worker.poll_ready()
         finally:
             for worker in workers:
                 self._release(worker)
@@ -525,6 +524,10 @@ class VerifierPool:
                             worker.send([tasks[i] for i in indices])
                         except OSError:
                             pass  # it died: the read below sees EOF
+                for worker in [w for w in held if w.ready and not w.chunk and not pending]:
+                    selector.unregister(worker.fd)  # nothing left for it: let other callers use it
+                    held.remove(worker)
+                    self._release(worker)
                 deadlines = [
                     w.item_start + tasks[w.chunk[0]].timeout if w.chunk else w.born + self.config.start_timeout
                     for w in held

@@ -24,7 +24,7 @@ HOSTILE = [
     ("factorial latex", "\\boxed{(10^7)!}", "5", {Verdict.TIMEOUT, Verdict.INCORRECT}),
     ("1 MB prediction", "7" * 1_000_000, "7", {Verdict.INCORRECT, Verdict.NO_ANSWER, Verdict.TIMEOUT}),
     ("1 MB of prose", "word " * 200_000 + "\\boxed{7}", "7", {Verdict.CORRECT, Verdict.TIMEOUT}),
-    ("10k nested braces", "\\boxed{" + "{" * 10_000 + "1" + "}" * 10_000 + "}", "1", set(Verdict)),
+    ("10k nested braces", "\\boxed{" + "{" * 10_000 + "1" + "}" * 10_000 + "}", "1", set(Verdict) - {Verdict.BAD_GOLD}),
     ("NUL bytes", "\\boxed{4\x00}\x00", "4", set(Verdict) - {Verdict.BAD_GOLD}),
     ("invalid surrogate", "\\boxed{\ud800}", "4", {Verdict.INCORRECT, Verdict.NO_ANSWER}),
     ("surrogate in gold", "\\boxed{4}", "\udfff", {Verdict.BAD_GOLD, Verdict.INCORRECT}),
