@@ -28,6 +28,8 @@ from verifiers.types import VerifyResult
 DEFAULT_TIMEOUT = 5.0  # seconds per item, for every kind not listed below
 DEFAULT_TIMEOUTS: dict[str, float] = {"code": 30.0}  # code runs several sandboxed test cases
 NO_FAST_PATH = frozenset({"code"})  # untrusted code never runs in the caller's process
+# kinds without a fast path check their options here, so a typo raises at once (TypeError)
+OPTION_CHECKS: dict[str, str] = {"code": "verifiers.code_kind:check_options"}
 
 Item = tuple[str, str, str, dict[str, Any]]  # (prediction, gold, kind, options)
 
@@ -81,6 +83,11 @@ def verify_items(
     `default_timeout`). This is the common engine of `verify_batch`, the CLI and the service.
     """
     fast = _fast_verify() if fast_path else None
+    distinct = {(kind, tuple(sorted(options))): (kind, options) for _, _, kind, options in items}
+    for kind, options in distinct.values():  # once per kind and set of option names
+        if kind in OPTION_CHECKS and options:
+            module_name, _, attr = OPTION_CHECKS[kind].partition(":")
+            getattr(importlib.import_module(module_name), attr)(options)
     results: list[VerifyResult | None] = [None] * len(items)
     tasks: list[Task] = []
     slots: list[int] = []
@@ -90,6 +97,8 @@ def verify_items(
             start = time.perf_counter()
             try:
                 result = fast(prediction, gold, kind, **options)
+            except TypeError as exc:  # kinds raise TypeError for unknown options: the caller's mistake
+                raise TypeError(f"kind {kind!r} (item {i}): {exc}") from None
             except Exception as exc:  # noqa: BLE001 - the worker gives the verdict; the note stays visible
                 result, notes[i] = None, f"fast path raised {type(exc).__name__}: {exc}"[:300]
             if result is not None:

@@ -104,11 +104,22 @@ def parse_tests(gold: str) -> CodeTests:
     return CodeTests([], asserts=text)
 
 
-def _limits(options: dict[str, Any]) -> SandboxLimits:
-    unknown = set(options) - _LIMIT_FIELDS
+def check_options(options: dict[str, Any]) -> None:
+    """TypeError for an unknown option, ValueError for a bad value (run by the caller, in-process).
+
+    >>> check_options({"cpu_secs": 1})
+    Traceback (most recent call last):
+    ...
+    TypeError: code verifier got unknown option(s) 'cpu_secs'; valid options: compare, cpu_seconds, ...
+    """
+    limits = {k: v for k, v in options.items() if k != "compare"}
+    unknown = sorted(set(limits) - _LIMIT_FIELDS)
     if unknown:
-        raise ValueError(f"unknown code-kind option(s) {sorted(unknown)}; valid: compare, {', '.join(sorted(_LIMIT_FIELDS))}")
-    return SandboxLimits(**options)
+        valid = ", ".join(["compare", *sorted(_LIMIT_FIELDS)])
+        raise TypeError(f"code verifier got unknown option(s) {', '.join(map(repr, unknown))}; valid options: {valid}")
+    if "compare" in options and options["compare"] not in COMPARATORS:
+        raise ValueError(f"unknown compare mode {options['compare']!r}; valid: {', '.join(COMPARATORS)}")
+    SandboxLimits(**limits)  # validates the values
 
 
 def _failure(run: SandboxRun) -> tuple[Verdict, str]:
@@ -126,9 +137,8 @@ def _failure(run: SandboxRun) -> tuple[Verdict, str]:
 
 def verify_code(prediction: str, gold: str, compare: str = "lines", **options: Any) -> VerifyResult:
     """Run the prediction's Python code against the gold tests; see the module docstring."""
-    if compare not in COMPARATORS:
-        raise ValueError(f"unknown compare mode {compare!r}; valid: {', '.join(COMPARATORS)}")
-    limits = _limits(options)
+    check_options({"compare": compare, **options})
+    limits = SandboxLimits(**options)
     try:
         tests = parse_tests(gold)
     except ValueError as exc:

@@ -132,9 +132,19 @@ def test_extract_code(text, code):
     assert extract_code(text)[0] == code
 
 
-def test_unknown_option_is_named():
-    result = verify(fenced("print(1)"), ADD_TESTS, kind="code", timeout=10, cpu_secs=1)
-    assert result.verdict is Verdict.ERROR and "cpu_secs" in result.detail and "cpu_seconds" in result.detail
+# (options, exception, text): bad options raise in the caller, before anything runs
+BAD_OPTIONS = [
+    ({"cpu_secs": 1}, TypeError, "unknown option(s) 'cpu_secs'; valid options: compare, cpu_seconds"),  # typo
+    ({"cpu_seconds": 0}, ValueError, "SandboxLimits.cpu_seconds must be a positive number"),  # bad value
+    ({"compare": "fuzzy"}, ValueError, "unknown compare mode 'fuzzy'"),
+]
+
+
+@pytest.mark.parametrize("options,exc,text", BAD_OPTIONS)
+def test_bad_options_raise_in_the_caller(options, exc, text):
+    with pytest.raises(exc) as info:
+        verify(fenced("print(1)"), ADD_TESTS, kind="code", timeout=10, **options)
+    assert text in str(info.value)
 
 
 def test_parse_tests_formats():

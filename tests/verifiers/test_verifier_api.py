@@ -29,6 +29,8 @@ BAD_CALLS = [
     (lambda: verify("1", "1", timeout=0), ValueError, "timeout must be a positive number"),
     (lambda: verify("1", "1", timeout="5"), ValueError, "timeout must be a positive number"),
     (lambda: verify_batch(["1"], ["1"], workers=0), ValueError, "workers must be a positive integer"),
+    # an unknown option of a kind with a fast path raises in the caller, naming the valid ones
+    (lambda: verify("1", "1", kind="numeric", tolerance=0.1), TypeError, "unknown option(s) 'tolerance'; valid options: abs_tol, rel_tol"),
 ]
 
 
