@@ -83,8 +83,8 @@ def verify_items(
     `default_timeout`). This is the common engine of `verify_batch`, the CLI and the service.
     """
     fast = _fast_verify() if fast_path else None
-    distinct = {(kind, tuple(sorted(options))): (kind, options) for _, _, kind, options in items}
-    for kind, options in distinct.values():  # once per kind and set of option names
+    distinct = {(kind, repr(sorted(options.items()))): (kind, options) for _, _, kind, options in items}
+    for kind, options in distinct.values():  # once per kind and set of options
         if kind in OPTION_CHECKS and options:
             module_name, _, attr = OPTION_CHECKS[kind].partition(":")
             getattr(importlib.import_module(module_name), attr)(options)
