@@ -184,8 +184,11 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
         if timeout is not None and timeout > protections.max_timeout:
             raise HTTPException(422, f"timeout: {timeout} s is over this service's limit of {protections.max_timeout} s")
         start = time.perf_counter()
-        results = verify_items([(it.prediction, it.gold, it.kind, it.options) for it in request.items],
-                               timeout=timeout, workers=workers)
+        try:
+            results = verify_items([(it.prediction, it.gold, it.kind, it.options) for it in request.items],
+                                   timeout=timeout, workers=workers)
+        except (TypeError, ValueError) as exc:  # e.g. an unknown option: the message names it
+            raise HTTPException(422, f"options: {exc}") from None
         rows = [_clean(r.to_dict()) for r in results]
         return {"results": rows, "counts": dict(Counter(r["verdict"] for r in rows)),
                 "elapsed": time.perf_counter() - start}

@@ -92,6 +92,7 @@ REJECTIONS = [
     (AUTH, {"items": [{"gold": "1"}]}, 422, "prediction"),  # missing field
     (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "maths"}]}, 422, "items[0].kind: unknown kind 'maths'"),
     (AUTH, {"items": [{"prediction": "1", "gold": "1"}], "timeout": 0}, 422, "timeout"),
+    (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"tol": 1}}]}, 422, "unknown option(s) 'tol'"),
     (AUTH, {"items": [{"prediction": "1", "gold": "1"}], "timeout": 1000}, 422, "over this service's limit"),
 ]
 
