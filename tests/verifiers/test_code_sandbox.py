@@ -14,7 +14,7 @@ from verifiers.code_kind import extract_code, parse_tests
 from verifiers.sandbox import SandboxLimits, run_python
 
 ADD_TESTS = json.dumps([{"input": "1 2\n", "output": "3\n"}, {"input": "10 -4\n", "output": "6"}])
-LIMITS = {"cpu_seconds": 1, "wall_seconds": 3}  # per test run
+LIMITS = {"cpu_seconds": 1, "wall_seconds": 2}  # per test run
 
 
 def fenced(code: str) -> str:
