@@ -152,3 +152,15 @@ def test_parse_tests_formats():
     assert parse_tests('[{"output": "y"}]').cases == [("", "y")]  # input defaults to empty stdin
     with pytest.raises(ValueError, match="test 0"):
         parse_tests('[{"input": 1, "output": "y"}]')
+
+
+def test_fallback_without_root_still_enforces_limits(monkeypatch):
+    # as a non-root caller: no namespaces, no uid change; rlimits, session and wall-clock kill remain
+    import verifiers.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    run = sandbox.run_python("print(input()[::-1])", "abc")
+    assert run.ok and run.stdout == "cba\n"
+    assert run.protections == ["rlimits", "new-session"]  # recorded, so callers can see what was in force
+    slow = sandbox.run_python("import time\ntime.sleep(30)", limits=SandboxLimits(wall_seconds=1))
+    assert slow.timed_out and slow.wall < 3
