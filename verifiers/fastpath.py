@@ -51,9 +51,12 @@ _FRACTION = r"-?\d+/\d+"
 _LITERAL = rf"(?:\$?(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\$?)"
 # "The answer is 42." / "Answer: $\frac{1}{2}$" ending the prediction
 _ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_LITERAL})\s*\.?\s*$")
+# "The final answer is $X$. I hope it is correct." (the Minerva / lm-eval template)
+_FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope it is correct\.?\s*$")
 # the last number of a text: preceded by start / newline / a letter, ':' or '=' and a space
 _LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$")
 _LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
+_NOTHING_TO_READ_RE = re.compile(r"^[^\d$\\\[]*$")
 _DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
 # identical-text rule: simple LaTeX the slow path surely parses the same way on both sides
 _SIMPLE_TEXT_RE = re.compile(r"^(?:[A-Za-z0-9(){}^_+\-*/=,. ]|\\(?:frac|sqrt|pi|cdot|times|infty)\b)+$")
@@ -70,8 +73,20 @@ def _latex_num(text: str) -> Num | None:
 def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     """(answer text, number or None) when the prediction's answer is certain, else None."""
     s = pred.strip()
-    if "final answer" in s.lower() or "\\fbox" in s:
+    if "\\fbox" in s:
         return None
+    lowered = s.lower()
+    if "final answer" in lowered and not (s.count("\\boxed") == 1 and "i hope" not in lowered):
+        # the common "The final answer is X. I hope it is correct." template: math-verify's
+        # highest-priority pattern, so only a \boxed could compete with it
+        m = _FINAL_HOPE_RE.search(s)
+        if m is None or lowered.count("final answer") != 1 or "\\boxed" in s:
+            return None
+        literal = m.group(1)
+        if literal.startswith("$") != literal.endswith("$"):
+            return None
+        inner = literal.strip("$")
+        return inner, (_latex_num(inner) if literal.startswith("$") else parse_number(inner))
     if s.count("\\boxed") == 1:
         boxed = _spans.boxed_contents(s)
         after = s[s.index("\\boxed"):]
@@ -110,11 +125,16 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> Veri
     if letter is not None:  # the slow path hands these to the choice kind too
         res = verify_choice(clean(prediction), letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
-    pred = _pred_literal(prepare_prediction(clean(prediction)))
+    prepared = prepare_prediction(clean(prediction))
+    gold_num = parse_number(gold)
+    if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared):
+        # no digit and no LaTeX at all: math-verify extracts nothing, and a numeric gold has no
+        # text-answer fallback in the slow path
+        return result(Verdict.NO_ANSWER, "math", start, None, gold.strip(), "no answer found in prediction")
+    pred = _pred_literal(prepared)
     if pred is None:
         return None
     text, pred_num = pred
-    gold_num = parse_number(gold)
     if gold_num is not None and pred_num is not None:
         ok = numbers_match(gold_num, pred_num, rel_tol)
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(),

@@ -34,13 +34,15 @@ longer than `MAX_GOLD_CHARS` (10,000) is BAD_GOLD.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import time
+from functools import lru_cache
 from typing import Any
 
 import sympy
-from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
+from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, normalize_latex
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.grader import is_assignment_relation, is_relation, take_last_relation
 from sympy import Basic, Float, MatrixBase, Number, Rational, UnevaluatedExpr
@@ -59,15 +61,6 @@ OPTIONS = MATH_OPTIONS
 EXACT_DIGITS = 60  # exact symbolic numbers are compared at this many significant digits
 
 
-def _latex_config(units: bool) -> LatexExtractionConfig:
-    norm = NormalizationConfig(basic_latex=True, units=units, malformed_operators=True, nits=True,
-                               boxed="all", equations=False)
-    return LatexExtractionConfig(boxed_match_priority=0, normalization_config=norm)
-
-
-PRED_CONFIG = {units: [_latex_config(units), ExprExtractionConfig()] for units in (False, True)}
-GOLD_CONFIG = {units: [_latex_config(units)] for units in (False, True)}
-
 _TEXT_GOLD_RE = re.compile(r"^\s*(?:\\(?:text|textbf|mathrm)\{([^{}]*)\}|([A-Za-z][A-Za-z' -]*[A-Za-z]))\s*\.?\s*$")
 _NOT_WORDS = {"sin", "cos", "tan", "log", "ln", "exp", "sqrt", "pi", "frac", "infty", "inf", "cot", "sec", "csc"}
 _FOLD_RE = re.compile(r"[\s.,;:!?'\"`*$]+")
@@ -76,17 +69,26 @@ _FOLD_RE = re.compile(r"[\s.,;:!?'\"`*$]+")
 # ---------------------------------------------------------------- parsing
 
 
-def _parse(text: str, configs: dict[bool, list], gold: bool) -> list:
+# One extraction config for every parse: math-verify caches its compiled regexes per config with
+# room for one, so alternating configs would recompile them on every call.
+NORMALIZATION = NormalizationConfig(basic_latex=True, units=False, malformed_operators=True, nits=True,
+                                    boxed="all", equations=False)
+UNIT_STRIPPING = dataclasses.replace(NORMALIZATION, units=True)
+CONFIG = [LatexExtractionConfig(boxed_match_priority=0, normalization_config=NORMALIZATION), ExprExtractionConfig()]
+
+
+def _parse(text: str) -> list:
     """math-verify `parse` with unit stripping decided per answer (see module docstring): parse
-    without unit stripping; when the answer has free symbols, parse again with stripping and keep
+    without unit stripping; when the answer has free symbols and ends in a unit, strip it and keep
     that reading only if what was removed is a separated unit, not a letter glued to a number."""
-    raw = parse(text, configs[False], parsing_timeout=None)
-    exprs = [x for x in raw if isinstance(x, (Basic, MatrixBase))]
-    if not exprs or not getattr(exprs[0], "free_symbols", None):
+    raw = parse(text, CONFIG, parsing_timeout=None)
+    if len(raw) != 2 or not isinstance(raw[1], str) or not getattr(raw[0], "free_symbols", None):
         return raw
-    stripped = parse(text, configs[True], parsing_timeout=None)
-    if len(raw) == 2 and len(stripped) == 2 and _is_separated_unit(raw[1], stripped[1]):
-        return stripped
+    stripped = normalize_latex(raw[1], UNIT_STRIPPING)
+    if stripped and stripped != raw[1] and _is_separated_unit(raw[1], stripped):
+        again = parse(f"${stripped}$", CONFIG, parsing_timeout=None)
+        if again and isinstance(again[0], (Basic, MatrixBase)):
+            return again
     return raw
 
 
@@ -99,6 +101,7 @@ def _is_separated_unit(before: str, after: str) -> bool:
     return not (len(inner) == 1 and inner.isalpha() and glued) and bool(inner)
 
 
+@lru_cache(maxsize=4096)  # RL scores several completions per prompt: the gold repeats
 def _parse_gold(gold: str) -> tuple[list, Num | None]:
     num = parse_number(gold)
     if num is not None:
@@ -106,9 +109,9 @@ def _parse_gold(gold: str) -> tuple[list, Num | None]:
         expr = value if num.exact else Float(num.text(), max(15, len(num.text()) + 5))
         return [expr, gold.strip()], num
     has_env = any(tok in gold for tok in ("$", "\\boxed", "\\(", "\\["))
-    parsed = _parse(gold if has_env else f"$${gold}$$", GOLD_CONFIG, gold=True)
+    parsed = _parse(gold if has_env else f"$${gold}$$")
     if not any(isinstance(x, (Basic, MatrixBase)) for x in parsed):
-        parsed = _parse(gold, PRED_CONFIG, gold=True)
+        parsed = _parse(gold)
     return parsed, _num_from(parsed)
 
 
@@ -193,7 +196,29 @@ def _expr_equal(gold: Any, pred: Any, rel_tol: float, strict: bool) -> bool:
         same_container = _elementwise(gold, pred)
         if same_container is not None:
             return all(_expr_equal(g, p, rel_tol, strict) for g, p in same_container)
+        if strict and _exact_polynomials(gold, pred):
+            # expanded polynomials with rational coefficients are a canonical form: this decides
+            # both ways, as sympy.simplify inside math-verify would, at a fraction of its cost
+            return sympy.expand(gold - pred) == 0
     return bool(verify(gold, pred, strict=strict, timeout_seconds=None))
+
+
+def _exact_polynomials(gold: Any, pred: Any) -> bool:
+    """Both sides polynomials in plain symbols with integer/rational coefficients (no floats, no
+    constants like e or pi, no bare symbol, which math-verify compares by name)."""
+    if not (isinstance(gold, sympy.Expr) and isinstance(pred, sympy.Expr)):
+        return False
+    if isinstance(gold, sympy.Symbol) or isinstance(pred, sympy.Symbol):
+        return False
+    if not (gold.free_symbols or pred.free_symbols):
+        return False
+    atoms = gold.atoms() | pred.atoms()
+    if not all(isinstance(a, (sympy.Symbol, sympy.Integer, sympy.Rational)) for a in atoms):
+        return False
+    try:
+        return gold.is_polynomial() and pred.is_polynomial()
+    except Exception:  # is_polynomial raises on some unevaluated forms: then not a plain polynomial
+        return False
 
 
 def _elementwise(gold: Any, pred: Any) -> list[tuple] | None:
@@ -263,54 +288,65 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
     True
     """
     opts = check_options(KIND, options, OPTIONS)
+    if isinstance(opts["rel_tol"], bool) or not isinstance(opts["rel_tol"], (int, float)) or not 0 <= opts["rel_tol"] < 1:
+        raise ValueError(f"math option rel_tol must be a number in [0, 1), got {opts['rel_tol']!r}")
+    if not isinstance(opts["strict"], bool):
+        raise ValueError(f"math option strict must be True or False, got {opts['strict']!r}")
     start = time.perf_counter()
     if len(gold) > MAX_GOLD_CHARS:
         return result(Verdict.BAD_GOLD, KIND, start, detail=f"gold is {len(gold)} characters (limit {MAX_GOLD_CHARS})")
-    gold = clean(gold, tail=None)
-    prediction = prepare_prediction(clean(prediction))
+    verdict, extracted, gold_text, detail = _decide(prepare_prediction(clean(prediction)), clean(gold, tail=None),
+                                                    float(opts["rel_tol"]), opts["strict"])
+    return result(verdict, KIND, start, extracted, gold_text, detail)
 
+
+Decision = tuple  # (verdict, extracted, gold_parsed, detail)
+
+
+@lru_cache(maxsize=2048)  # deterministic; RL groups often repeat a completion for the same prompt
+def _decide(prediction: str, gold: str, rel_tol: float, strict: bool) -> Decision:
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:
         res = verify_choice(prediction, letter)
-        return result(res.verdict, KIND, start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
+        return res.verdict, res.extracted, res.gold_parsed, f"choice: {res.detail}"
 
     gold_parsed, gold_num = _parse_gold(gold)
     gold_exprs = [x for x in gold_parsed if isinstance(x, (Basic, MatrixBase))]
     if not gold_exprs:
-        return result(Verdict.BAD_GOLD, KIND, start, gold_parsed=gold, detail="gold cannot be parsed as math")
+        return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
     text_gold = _text_gold(gold)
 
-    pred_parsed = _parse(prediction, PRED_CONFIG, gold=False)
+    pred_parsed = _parse(prediction)
     span = _spans.final_answer_span(prediction) if text_gold else None
     if text_gold and span is not None and _fold(span) == text_gold:
-        return result(Verdict.CORRECT, KIND, start, span, gold_text, "text answer matches")
+        return Verdict.CORRECT, span, gold_text, "text answer matches"
     if not pred_parsed:
         if text_gold and span is not None:
-            return result(Verdict.INCORRECT, KIND, start, span, gold_text, "text answer differs")
-        return result(Verdict.NO_ANSWER, KIND, start, gold_parsed=gold_text, detail="no answer found in prediction")
+            return Verdict.INCORRECT, span, gold_text, "text answer differs"
+        return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
     extracted = str(pred_parsed[-1])
     pred_num = _num_from(pred_parsed)
     if gold_num is not None and pred_num is not None:  # two plain literals: the fast path's rule
-        ok = numbers_match(gold_num, pred_num, opts["rel_tol"])
-        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
-                      "numbers equal" if ok else "numbers differ")
+        ok = numbers_match(gold_num, pred_num, rel_tol)
+        return _verdict(ok), extracted, gold_text, "numbers equal" if ok else "numbers differ"
     pred_exprs = [x for x in pred_parsed if isinstance(x, (Basic, MatrixBase))]
     if not pred_exprs:
         ok = bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))  # string fallback compare
-        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
-                      "same text" if ok else f"answer could not be parsed as math: {extracted[:60]!r}")
-    ok = _expr_equal(gold_exprs[0], pred_exprs[0], opts["rel_tol"], opts["strict"])
+        return _verdict(ok), extracted, gold_text, "same text" if ok else f"answer could not be parsed as math: {extracted[:60]!r}"
+    ok = _expr_equal(gold_exprs[0], pred_exprs[0], rel_tol, strict)
     if not ok and _has_symbol_i(gold_exprs[0], pred_exprs[0]):  # 'i' as the imaginary unit: i^2 = -1
-        ok = _expr_equal(_with_imaginary_unit(gold_exprs[0]), _with_imaginary_unit(pred_exprs[0]),
-                         opts["rel_tol"], opts["strict"])
-    return result(Verdict.CORRECT if ok else Verdict.INCORRECT, KIND, start, extracted, gold_text,
-                  "equivalent" if ok else "not equivalent")
+        ok = _expr_equal(_with_imaginary_unit(gold_exprs[0]), _with_imaginary_unit(pred_exprs[0]), rel_tol, strict)
+    return _verdict(ok), extracted, gold_text, "equivalent" if ok else "not equivalent"
+
+
+def _verdict(ok: bool) -> Verdict:
+    return Verdict.CORRECT if ok else Verdict.INCORRECT
 
 
 def extract_math(text: str) -> str | None:
     """The answer `verify_math` reads from `text`, as text (a plain number in canonical form)."""
-    parsed = _parse(prepare_prediction(clean(text)), PRED_CONFIG, gold=False)
+    parsed = _parse(prepare_prediction(clean(text)))
     if not parsed:
         return None
     num = _num_from(parsed)

@@ -64,8 +64,11 @@ SIMPLE_FRAMES = [  # the forms the fast path is meant to decide
     "{a}", "${a}$", "\\boxed{{{a}}}", "$\\boxed{{{a}}}$", "The answer is {a}.", "Answer: {a}",
     "We add 3 and 4 to get 7, so the answer is {a}", "So we get {a}", "First 12, then {a}.",
     "x = {a}", "The result:\n{a}", "Thus $x = \\boxed{{{a}}}$.", "I think 5. Final: \\boxed{{{a}}}",
-    "The answer is ${a}$.", "The answer is +{a}",
+    "The answer is ${a}$.", "The answer is +{a}", "The final answer is ${a}$. I hope it is correct.",
+    "The final answer is {a}. I hope it is correct.", "Hmm, {a}? Final answer: \\boxed{{{a}}}",
 ]
+GARBAGE = ["", "I don't know.", "\x00\x00", "no idea at all " * 1000, "The answer is unclear.", "(((", "\ud800",
+           "answer: none", "The final answer is unknown. I hope it is correct."]
 OTHER_FRAMES = ["**{a}**", "{a} apples", "It is {a}%", "so {a} = 2 + 3"]  # left to the slow path
 
 
@@ -88,6 +91,9 @@ def _cases(n: int, seed: int = 0) -> list[tuple[str, str, bool]]:
             value = -v  # sign error
         else:
             value = v * (1 + Fraction(rng.choice([1, -1]), 10 ** rng.randint(3, 8)))  # near miss
+        if rng.random() < 0.03:  # garbage: nothing to read
+            cases.append((gold, rng.choice(GARBAGE), True))
+            continue
         ans = rng.choice(_formats(rng, value))
         cases.append((gold, *_wrap(rng, ans)))
     return cases
@@ -133,7 +139,8 @@ def test_fast_path_table(pred, gold, expected):
     ("\\boxed{x^2}", "2x"),  # symbolic: needs sympy
     ("It is 50%", "0.5"),  # percent: left to the slow path
     ("\\boxed{1} and \\boxed{2}", "1"),  # several boxes
-    ("The final answer is 5. I hope it is correct.", "5"),  # math-verify's highest-priority pattern
+    ("The final answer is 5 or 6. I hope it is correct.", "5"),  # not the plain template
+    ("\\boxed{4} The final answer is 5. I hope it is correct.", "5"),  # a box competes with the template
     ("5 = 3 + 2", "5"),  # the last number is part of an expression
 ])
 def test_fast_path_declines(pred, gold):
