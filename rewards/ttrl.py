@@ -11,10 +11,14 @@ first, so the label does not depend on the order of the completions.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from rewards.base import Text, check_batch, completion_text, data_columns, publish
+
+
+INTEGER = re.compile(r"[+-]?\d{1,50}")  # plain integer literals: equivalence is equality of value
 
 
 def group_indices(prompts: Sequence[Text]) -> list[list[int]]:
@@ -106,17 +110,30 @@ class MajorityVoteReward:
     def __name__(self) -> str:
         return self.name
 
-    def _equivalent(self, pairs: list[tuple[str, str]]) -> list[bool]:
-        if not pairs:
-            return []
+    def _equivalent(self, pairs: list[tuple[str, str]]) -> tuple[list[bool], int]:
+        """Equivalence of each pair of distinct answers, and how many checks failed (TIMEOUT /
+        ERROR: counted, and the pair is treated as different). Two plain integer literals are
+        compared by value in-process (what the verifier decides for them, without a call per
+        pair); any other pair is checked in both directions (gold parsing is not symmetric) and is
+        equivalent when either direction is CORRECT."""
+        same: list[bool | None] = [(int(a) == int(b)) if INTEGER.fullmatch(a) and INTEGER.fullmatch(b) else None for a, b in pairs]
+        todo = [k for k, v in enumerate(same) if v is None]
+        if not todo:
+            return [bool(v) for v in same], 0
         backend = self.backend or _default_backend()
         kwargs = {} if self.timeout is None else {"timeout": self.timeout}
-        results = backend([a for a, _ in pairs], [b for _, b in pairs], kind=self.kind, **kwargs)
-        return [getattr(r.verdict, "value", r.verdict) == "correct" for r in results]
+        preds = [pairs[k][0] for k in todo] + [pairs[k][1] for k in todo]
+        golds = [pairs[k][1] for k in todo] + [pairs[k][0] for k in todo]
+        verdicts = [getattr(r.verdict, "value", r.verdict) for r in backend(preds, golds, kind=self.kind, **kwargs)]
+        failed = sum(v in ("timeout", "error") for v in verdicts)
+        for j, k in enumerate(todo):
+            same[k] = verdicts[j] == "correct" or verdicts[j + len(todo)] == "correct"
+        return [bool(v) for v in same], failed
 
-    def labels(self, prompts: Sequence[Text], completions: Sequence[Text]) -> tuple[list[Any], list[Any], list[list[int]], list[set[str]]]:
+    def labels(self, prompts: Sequence[Text], completions: Sequence[Text]) -> tuple[list[Any], list[Any], list[list[int]], list[set[str]], int]:
         """(extracted answer per completion, pseudo-label per completion, groups of completion
-        indices, the answers of each group's majority class (empty when nothing was extractable))."""
+        indices, the answers of each group's majority class (empty when nothing was extractable),
+        number of equivalence checks that timed out or failed)."""
         extract = self.extract or _default_extract()
         answers = [extract(completion_text(c), kind=self.kind) for c in completions]
         groups = group_indices(prompts)
@@ -128,7 +145,7 @@ class MajorityVoteReward:
                 for b in range(a + 1, len(distinct)):
                     pairs.append((distinct[a], distinct[b]))
                     owners.append((gi, a, b))
-        equal = self._equivalent(pairs)
+        equal, failed = self._equivalent(pairs)
         equal_pairs: list[set[tuple[int, int]]] = [set() for _ in groups]
         for (gi, a, b), same in zip(owners, equal):
             if same:
@@ -147,16 +164,17 @@ class MajorityVoteReward:
             majority.append({distinct[i] for i in winner})
             for i in g:
                 labels[i] = label
-        return answers, labels, groups, majority
+        return answers, labels, groups, majority, failed
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        answers, labels, groups, majority = self.labels(prompts, completions)
+        answers, labels, groups, majority, failed = self.labels(prompts, completions)
         out: list[float | None] = [None] * len(completions)
         for g, members in zip(groups, majority):
             for i in g:
                 out[i] = None if not members else float(answers[i] in members)
         metrics = self._metrics(completions, answers, labels, groups, majority, out, data_columns(columns))
+        metrics["equivalence_check_failures"] = float(failed)
         publish(self, metrics, columns)
         return out
 

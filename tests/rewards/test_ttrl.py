@@ -69,3 +69,32 @@ def test_real_verifier_on_arithmetic():
     out = fn(["123+456="] * 4, ["579", "579", "578", "hmm"], answer=["579"] * 4)
     assert out == [1.0, 1.0, 0.0, 0.0]
     assert fn.last_metrics["label_accuracy"] == 1.0
+
+
+def test_integer_answers_need_no_verifier_call_per_pair():
+    from tests.rewards.conftest import scripted_backend
+
+    backend = scripted_backend([])  # would return nothing: any call for pairs would break the result
+    fn = MajorityVoteReward(extract=last_token_extract, backend=backend)
+    assert fn(["p"] * 4, ["12", "+12", "13", "012"]) == [1.0, 1.0, 0.0, 1.0]  # 12 == +12 == 012 by value
+    assert backend.calls == []
+
+
+def test_equivalence_checked_in_both_directions_and_failures_counted():
+    from verifiers.types import Verdict, VerifyResult
+
+    def one_way(predictions, golds, kind="math", **kw):
+        # "1/2" parses only as a prediction, "0.5" only as a gold; "x" checks time out
+        out = []
+        for p, g in zip(predictions, golds):
+            if "x" in (p, g):
+                out.append(VerifyResult(Verdict.TIMEOUT))
+            else:
+                out.append(VerifyResult(Verdict.CORRECT if (p, g) == ("1/2", "0.5") else Verdict.BAD_GOLD))
+        return out
+
+    extract = lambda text, kind="math": text or None
+    fn = MajorityVoteReward(extract=extract, backend=one_way)
+    # sorted distinct answers: "0.5" < "1/2" < "x"; the pair is equivalent only as ("1/2" vs gold "0.5")
+    assert fn(["p"] * 4, ["0.5", "1/2", "x", "x"]) == [1.0, 1.0, 0.0, 0.0]
+    assert fn.last_metrics["equivalence_check_failures"] == 4.0  # (0.5, x) and (1/2, x), both directions
