@@ -16,6 +16,7 @@ a reward that cannot score raises, or returns None for that item and counts it.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -161,7 +162,14 @@ def publish(fn: Any, metrics: dict[str, float], columns: dict[str, Any]) -> dict
     return metrics
 
 
-def mean_or_nan(values: Sequence[float | None]) -> float:
-    """Mean of the non-None values (nan when there are none)."""
-    kept = [float(v) for v in values if v is not None]
-    return sum(kept) / len(kept) if kept else float("nan")
+def group_indices(prompts: Sequence[Text]) -> list[list[int]]:
+    """Indices of the completions of each prompt, in order of first appearance.
+
+    >>> group_indices(["a", "b", "a"])
+    [[0, 2], [1]]
+    """
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(prompts):
+        key = p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())

@@ -17,8 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import RewardOutput, Text, check_batch, publish, reward_metrics, reward_name
-from rewards.ttrl import group_indices
+from rewards.base import RewardOutput, Text, check_batch, group_indices, publish, reward_metrics, reward_name
 
 Values = list[float | None]
 

@@ -16,9 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, prompt_text, publish
+from rewards.base import Text, check_batch, completion_text, group_indices, prompt_text, publish
 from rewards.prm import split_steps
-from rewards.ttrl import group_indices
 
 MODES = ("pyes", "pointwise")
 

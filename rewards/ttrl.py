@@ -10,28 +10,14 @@ first, so the label does not depend on the order of the completions.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, data_columns, publish
+from rewards.base import Text, check_batch, completion_text, data_columns, group_indices, publish
 
 
 INTEGER = re.compile(r"[+-]?\d{1,50}")  # plain integer literals: equivalence is equality of value
-
-
-def group_indices(prompts: Sequence[Text]) -> list[list[int]]:
-    """Indices of the completions of each prompt, in order of first appearance.
-
-    >>> group_indices(["a", "b", "a"])
-    [[0, 2], [1]]
-    """
-    groups: dict[str, list[int]] = {}
-    for i, p in enumerate(prompts):
-        key = p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)
-        groups.setdefault(key, []).append(i)
-    return list(groups.values())
 
 
 def _find(parent: list[int], i: int) -> int:
