@@ -36,8 +36,13 @@ def parse_task(spec: str) -> Any | None:
             raise ValueError(
                 f"--data {spec!r}: bad task option {item!r}; use key=value with keys digits, n_terms, ops, heldout_every"
             )
+        if key != "ops" and not value.isdigit():
+            raise ValueError(f"--data {spec!r}: {key} must be a whole number, got {value!r}")
         kwargs[key] = value if key == "ops" else int(value)
-    return ArithmeticTask(**kwargs)
+    try:
+        return ArithmeticTask(**kwargs)
+    except ValueError as err:
+        raise ValueError(f"--data {spec!r}: {err}") from None
 
 
 def load_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0) -> list[dict[str, Any]]:

@@ -1,0 +1,166 @@
+"""GRPO speed and learning: this project's trainer vs TRL's GRPOTrainer, same run, same machine.
+
+Same tiny policy (the default warm start, or --model), same prompts (3-digit addition train
+split), same group size, lengths, learning rate, steps and reward (`verifier:math`). TRL's CPU-
+hostile defaults are overridden for a fair comparison: bf16 off, gradient checkpointing off,
+learning rate set, a constant schedule, its batch size counted in completions (prompts x G), the
+clip range equal (0.2 / 0.2), no KL, token-mean loss ("dapo") on both sides.
+
+Each trainer runs in its own subprocess so peak memory (max RSS) is measured separately.
+
+    python bench/grpo_vs_trl.py --steps 40            # prints s/step, tokens/s, peak MB, ratios, curves
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=None, help="policy folder (default: the cached default warm start)")
+    p.add_argument("--data", default="arithmetic:digits=3,n_terms=2,ops=+")
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--prompts", type=int, default=64, help="prompts per step")
+    p.add_argument("--group-size", type=int, default=8)
+    p.add_argument("--max-new-tokens", type=int, default=6)
+    p.add_argument("--lr", type=float, default=2e-4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--eval-size", type=int, default=300)
+
+
+def held_out_accuracy(model_dir: str, args) -> float:
+    from rewards import build_reward
+    from training.data import load_rows
+    from training.policy import load_policy
+    from training.rollout import generate
+
+    model, tok = load_policy(model_dir)
+    rows = load_rows(args.data, split="test", limit=args.eval_size)
+    outs = generate(model, tok, [r["prompt"] for r in rows], max_new_tokens=args.max_new_tokens, temperature=0)
+    fn = build_reward("verifier:math")
+    scores = fn([r["prompt"] for r in rows], [o[0] for o in outs], answer=[r["answer"] for r in rows])
+    return sum(s == 1.0 for s in scores) / len(rows)
+
+
+def run_ours(args, out: Path) -> dict:
+    from training.config import RLConfig
+    from training.trainer import train
+
+    config = RLConfig(model=args.model, data=args.data, reward="verifier:math", steps=args.steps,
+                      prompts_per_step=args.prompts, group_size=args.group_size, max_new_tokens=args.max_new_tokens,
+                      lr=args.lr, clip_low=0.2, clip_high=0.2, estimator="grpo", loss_agg="token_mean",
+                      eval_every=0, eval_size=10, checkpoint_every=0, report=False, seed=args.seed, output_dir=out)
+    t0 = time.time()
+    train(config)
+    wall = time.time() - t0
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    step_times = [r["time/step"] for r in rows]
+    tokens = sum(r["tokens_per_s"] * r["time/step"] for r in rows)
+    return {"name": "rewardlab", "wall_s": wall, "s_per_step": sum(step_times) / len(step_times),
+            "tokens_per_s": tokens / sum(step_times), "rewards": [r["reward/mean"] for r in rows],
+            "model_dir": str(out / "policy")}
+
+
+def run_trl(args, out: Path) -> dict:
+    import datasets
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from rewards import build_reward
+    from training.data import load_rows
+    from training.policy import load_policy, save_policy_atomically
+
+    model, tok = load_policy(args.model)
+    rows = load_rows(args.data, split="train", seed=args.seed)
+    ds = datasets.Dataset.from_list([{"prompt": r["prompt"], "answer": r["answer"]} for r in rows])
+    completions = args.prompts * args.group_size
+    cfg = GRPOConfig(
+        output_dir=str(out), max_steps=args.steps, learning_rate=args.lr, lr_scheduler_type="constant",
+        per_device_train_batch_size=completions, num_generations=args.group_size,
+        max_completion_length=args.max_new_tokens, temperature=1.0, top_k=0, top_p=1.0,
+        beta=0.0, epsilon=0.2, epsilon_high=0.2, loss_type="dapo", num_iterations=1,
+        bf16=False, gradient_checkpointing=False, use_cpu=True, logging_steps=1, save_strategy="no",
+        report_to="none", seed=args.seed, disable_dropout=True,
+    )
+    step_times: list[float] = []
+
+    class Timer(TrainerCallback):
+        def on_step_begin(self, *a, **k):
+            self.t = time.time()
+
+        def on_step_end(self, *a, **k):
+            step_times.append(time.time() - self.t)
+
+    trainer = GRPOTrainer(model=model, reward_funcs=[build_reward("verifier:math")], args=cfg, train_dataset=ds,
+                          processing_class=tok, callbacks=[Timer()])
+    t0 = time.time()
+    trainer.train()
+    wall = time.time() - t0
+    logs = [h for h in trainer.state.log_history if "reward" in h]
+    lengths = [h.get("completions/mean_length", 0.0) for h in logs]
+    tokens = sum(lengths) * completions
+    save_policy_atomically(trainer.model, tok, out / "policy")
+    return {"name": "trl", "wall_s": wall, "s_per_step": sum(step_times) / len(step_times),
+            "tokens_per_s": tokens / sum(step_times), "rewards": [h["reward"] for h in logs],
+            "model_dir": str(out / "policy")}
+
+
+def child(args) -> None:
+    out = Path(args.out)
+    result = (run_ours if args.only == "rewardlab" else run_trl)(args, out / args.only)
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["accuracy_after"] = held_out_accuracy(result["model_dir"], args)
+    (out / f"{args.only}.json").write_text(json.dumps(result))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    common_args(p)
+    p.add_argument("--only", choices=("rewardlab", "trl"), help=argparse.SUPPRESS)
+    p.add_argument("--out", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.only:
+        return child(args)
+    from training.policy import default_policy_path
+
+    args.model = args.model or str(default_policy_path())  # build the warm start once, outside the timings
+    out = Path(args.out or tempfile.mkdtemp(prefix="grpo-vs-trl-"))
+    start_acc = held_out_accuracy(args.model, args)
+    base = [sys.executable, __file__, "--model", args.model, "--data", args.data, "--steps", str(args.steps),
+            "--prompts", str(args.prompts), "--group-size", str(args.group_size), "--max-new-tokens",
+            str(args.max_new_tokens), "--lr", str(args.lr), "--seed", str(args.seed), "--eval-size", str(args.eval_size),
+            "--out", str(out)]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    results = {}
+    for name in ("rewardlab", "trl"):
+        print(f"bench: running {name} ({args.steps} steps, {args.prompts} prompts x {args.group_size})...", flush=True)
+        subprocess.run(base + ["--only", name], check=True, env=env, cwd=ROOT)
+        results[name] = json.loads((out / f"{name}.json").read_text())
+    ours, trl = results["rewardlab"], results["trl"]
+    print(f"\nheld-out greedy accuracy at the start: {start_acc:.1%}")
+    print(f"{'':12}{'s/step':>10}{'tokens/s':>12}{'peak MB':>10}{'reward first5':>15}{'reward last5':>14}{'acc after':>11}")
+    for r in (ours, trl):
+        first, last = sum(r["rewards"][:5]) / 5, sum(r["rewards"][-5:]) / 5
+        print(f"{r['name']:12}{r['s_per_step']:>10.3f}{r['tokens_per_s']:>12.0f}{r['peak_rss_mb']:>10.0f}{first:>15.3f}{last:>14.3f}{r['accuracy_after']:>11.1%}")
+    print(f"\nspeed ratio (TRL s/step / rewardlab s/step): {trl['s_per_step'] / ours['s_per_step']:.2f}x")
+    print(f"tokens/s ratio: {ours['tokens_per_s'] / trl['tokens_per_s']:.2f}x; peak memory ratio (TRL / rewardlab): {trl['peak_rss_mb'] / ours['peak_rss_mb']:.2f}x")
+    print("reward curves (mean reward per step):")
+    for r in (ours, trl):
+        print(f"  {r['name']:10} " + " ".join(f"{x:.2f}" for x in r["rewards"]))
+    (out / "summary.json").write_text(json.dumps({"start_accuracy": start_acc, **results}, indent=1))
+    print(f"bench: results in {out}/summary.json")
+
+
+if __name__ == "__main__":
+    main()
