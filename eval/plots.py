@@ -12,10 +12,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def _save(fig: Any, path: str | Path, tight: bool = True) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -44,22 +45,29 @@ def reliability_diagram(calibrations: dict[str, dict[str, Any]], path: str | Pat
     return _save(fig, path)
 
 
-def shift_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: str = "Accuracy and ECE under shift") -> Path:
-    """rows: {shift, field, p, accuracy, ece}; one line per (shift, field)."""
-    fig, (ax_a, ax_e) = plt.subplots(1, 2, figsize=(10, 4))
-    keys = sorted({(r["shift"], r["field"]) for r in rows})
-    for shift, fld in keys:
-        sel = sorted((r for r in rows if r["shift"] == shift and r["field"] == fld), key=lambda r: r["p"])
-        ps = [r["p"] for r in sel]
-        ax_a.plot(ps, [r["accuracy"] for r in sel], "o-", label=f"{shift} ({fld})")
-        ax_e.plot(ps, [r["ece"] for r in sel], "o-", label=f"{shift} ({fld})")
-    ax_a.axhline(0.5, color="grey", ls=":", lw=1, label="chance")
+def shift_plot(rows: Sequence[dict[str, Any]], path: str | Path, title: str = "Accuracy and ECE under shift",
+               baseline: dict[str, Any] | None = None) -> Path:
+    """rows: {shift, field, p, accuracy, ece}; colour = shift, line style = shifted field;
+    `baseline` ({accuracy, ece} of the unshifted set) starts every line at p = 0."""
+    fig, (ax_a, ax_e) = plt.subplots(1, 2, figsize=(10, 4.6))
+    shifts = sorted({r["shift"] for r in rows})
+    styles = {"response": "-", "prompt": "--", "both": ":"}
+    for ci, shift in enumerate(shifts):
+        for fld in sorted({r["field"] for r in rows if r["shift"] == shift}):
+            sel = sorted((r for r in rows if r["shift"] == shift and r["field"] == fld), key=lambda r: r["p"])
+            sel = ([{**baseline, "p": 0.0}] if baseline else []) + sel
+            ps = [r["p"] for r in sel]
+            kw = {"color": f"C{ci}", "ls": styles.get(fld, "-"), "marker": "o", "label": f"{shift} ({fld})"}
+            ax_a.plot(ps, [r["accuracy"] for r in sel], **kw)
+            ax_e.plot(ps, [r["ece"] for r in sel], **kw)
+    ax_a.axhline(0.5, color="grey", ls="-.", lw=1, label="chance")
     ax_a.set(xlabel="shift rate p (fraction of words)", ylabel="pairwise accuracy", title="accuracy vs shift", ylim=(0, 1.02))
     ax_e.set(xlabel="shift rate p (fraction of words)", ylabel="ECE (10 bins)", title="calibration error vs shift")
-    ax_a.legend(fontsize=8)
-    ax_e.legend(fontsize=8)
+    handles, labels = ax_a.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)), fontsize=8, frameon=False)
     fig.suptitle(title)
-    return _save(fig, path)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return _save(fig, path, tight=False)
 
 
 def roc_plot(curves: dict[str, tuple[Sequence[float], Sequence[float], float]], path: str | Path, title: str = "OOD detection ROC") -> Path:

@@ -43,7 +43,9 @@ class EvalRMConfig:
     ood_p: float = opt(0.5, "shift rate of the out-of-distribution set for OOD detection")
     target_fpr: float = opt(0.05, "check mode: false-positive rate the threshold is calibrated to on held-out in-distribution data")
     prm_threshold: float = opt(0.5, "PRM: a step counts as predicted correct when its probability >= this")
-    score_column: str = opt("score", "quantile RM: the column holding the true score")
+    score_column: str = opt("auto", "quantile RM: column with the true score, compared with the mixed quantiles; "
+                                    "auto: each model attribute that is a column, against its own quantiles")
+    subset_column: str = opt("auto", "column naming each pair's subset for per-subset accuracy; auto: `subset`, else `error_type`")
     seed: int = opt(0, "seed for splits, shifts and bootstrap")
     progress: bool = opt(True, "show progress bars")
 

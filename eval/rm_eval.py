@@ -51,6 +51,15 @@ def pair_distances(gaussian: Gaussian, rm: Any, rows: Sequence[dict[str, Any]], 
     return d.reshape(len(rows), per_row).mean(axis=1)
 
 
+def subset_column(rows: Sequence[dict[str, Any]], wanted: str) -> str | None:
+    """The column that names each row's subset: `wanted`, or with "auto" `subset`, then `error_type`."""
+    if wanted != "auto":
+        if wanted not in rows[0]:
+            raise ValueError(f"--subset-column {wanted!r} is not a column of the data; found {sorted(rows[0])}")
+        return wanted
+    return next((c for c in ("subset", "error_type") if c in rows[0]), None)
+
+
 def split_validation(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded (validation indices, test indices)."""
     order = np.random.default_rng(seed).permutation(n)
@@ -68,7 +77,8 @@ def evaluate_bt(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, 
     bs = cfg.batch_size
     r_c, r_r = score_pairs(rm, rows, bs)
     margins = r_c - r_r
-    subsets = [r.get("subset", "all") for r in rows] if any("subset" in r for r in rows) else None
+    col = subset_column(rows, cfg.subset_column)
+    subsets = [str(r.get(col)) for r in rows] if col else None
     acc_rows = metrics.accuracy_by_subset(margins, subsets, n_boot=cfg.n_boot, seed=cfg.seed)
     rep.tables.append(Table("Pairwise accuracy (95% bootstrap CI)", acc_rows))
 
@@ -111,7 +121,7 @@ def evaluate_bt(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, 
     shift_table.insert(0, base)
     rep.tables.append(Table("Accuracy and ECE per shift level", shift_table))
     rep.tables.append(Table(f"OOD detection: in-distribution vs shifted at p={cfg.ood_p}", ood_table))
-    rep.plots.append(plots.shift_plot(shift_table[1:], out / "shift.png"))
+    rep.plots.append(plots.shift_plot(shift_table[1:], out / "shift.png", baseline=base))
     rep.plots.append(plots.roc_plot(roc_curves, out / "roc.png",
                                     title=f"OOD ROC: {cfg.shifts[0]} on {cfg.shift_fields[0]}, p={cfg.ood_p}"))
     rep.results = {"kind": "bt", "n_pairs": len(rows), "accuracy": acc_rows, "temperature": temperature,
@@ -150,18 +160,29 @@ def evaluate_prm(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str,
 
 
 def evaluate_quantile(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, Any]], cfg: Any, out: Path) -> Report:
+    """Coverage of the 10-90% band and pinball loss, per score attribute the data has a column for
+    (each attribute against its own quantiles; `--score-column` compares the mixed quantiles instead)."""
     rep = Report(title=f"Reward-model evaluation (quantile): {cfg.rm}")
-    if cfg.score_column not in rows[0]:
-        raise ValueError(f"--score-column {cfg.score_column!r} is not a column of the data; found {sorted(rows[0])}")
     scores = rm.score(_prompts(rows), [r["response"] for r in rows], batch_size=cfg.batch_size)
     taus = np.asarray(scores[0].taus, dtype=float)
-    q = np.asarray([s.quantiles for s in scores], dtype=float)  # [N, K]
-    y = np.asarray([float(r[cfg.score_column]) for r in rows])
-    res = {"n": len(rows), "coverage_10_90": metrics.interval_coverage(taus, q, y, 0.1, 0.9), "nominal": 0.8,
-           "pinball": metrics.pinball_loss(taus, q, y),
-           "mae_of_mean": float(np.mean(np.abs(np.asarray([s.mean for s in scores]) - y)))}
-    rep.tables.append(Table("Quantile metrics", [res]))
-    rep.results = {"kind": "quantile", **res, "ood": _ood_only(rm, rows, train_rows, cfg, out, rep)}
+    if cfg.score_column != "auto":
+        if cfg.score_column not in rows[0]:
+            raise ValueError(f"--score-column {cfg.score_column!r} is not a column of the data; found {sorted(rows[0])}")
+        targets = {cfg.score_column: np.asarray([s.quantiles for s in scores], dtype=float)}  # [N, K] mixed
+    else:
+        names = [a for a in (scores[0].attribute_quantiles or {}) if a in rows[0]]
+        if not names:
+            raise ValueError(f"none of the model's score attributes {list(scores[0].attribute_quantiles or {})} is a column "
+                             f"of the data (found {sorted(rows[0])}); name the true score with --score-column")
+        targets = {a: np.asarray([s.attribute_quantiles[a] for s in scores], dtype=float) for a in names}
+    table = []
+    for name, q in targets.items():
+        y = np.asarray([float(r[name]) for r in rows])
+        table.append({"attribute": name, "n": len(rows), "coverage_10_90": metrics.interval_coverage(taus, q, y, 0.1, 0.9),
+                      "nominal": 0.8, "pinball": metrics.pinball_loss(taus, q, y),
+                      "mae_of_median": float(np.mean(np.abs(metrics.quantiles_at(taus, q, 0.5) - y)))})
+    rep.tables.append(Table("Quantile metrics (interval coverage of the 10-90% band, pinball loss)", table))
+    rep.results = {"kind": "quantile", "attributes": table, "ood": _ood_only(rm, rows, train_rows, cfg, out, rep)}
     return rep
 
 
