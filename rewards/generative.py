@@ -2,7 +2,10 @@
 
 - `GenerativeRMReward(judge, mode="pyes")`: score = P("Yes") to "Is this solution correct?"
   (GenRM / RL^V verifier); `mode="pointwise"`: per prompt, k sampled judgments each give every
-  response an integer score 1-10 and the reward is the voted (summed) score (DeepSeek-GRM).
+  response an integer score 1-10 and the votes are summed (DeepSeek-GRM). The reward is the mean
+  vote over the judgments that parsed (= sum / k when all parse, so groups with an unparseable
+  judgment stay on the same 1-10 scale; `average=False` gives the raw sum); a prompt whose
+  judgments all failed to parse gives None, never 0.
 - `FlawedPositiveReward(reward, locate)`: FAPO. For every item the base reward counts as positive,
   a judge names the first wrong step (-1 if none); a flawed positive loses `penalty`
   (penalty 1 sets a 1.0 reward to 0).
@@ -30,10 +33,12 @@ class GenerativeRMReward:
     >>> class Judge:
     ...     def p_yes(self, questions, solutions): return [0.9 if s.endswith("2") else 0.1 for s in solutions]
     ...     def pointwise(self, prompt, responses, k=4, seed=0):
-    ...         return NS(scores=[7.0 * k if r.endswith("2") else 2.0 * k for r in responses], n_unparseable=0)
+    ...         return NS(scores=[7 * k if r.endswith("2") else 2 * k for r in responses], n_judgments=k, n_unparseable=0)
     >>> GenerativeRMReward(Judge())(["1+1="] * 2, ["2", "3"])
     [0.9, 0.1]
     >>> GenerativeRMReward(Judge(), mode="pointwise", k=2)(["1+1="] * 2, ["2", "3"])
+    [7.0, 2.0]
+    >>> GenerativeRMReward(Judge(), mode="pointwise", k=2, average=False)(["1+1="] * 2, ["2", "3"])
     [14.0, 4.0]
     """
 
@@ -41,6 +46,8 @@ class GenerativeRMReward:
     mode: str = "pyes"  # pyes | pointwise
     k: int = 4  # pointwise: judgments sampled per prompt (scores are summed: voting)
     seed: int = 0  # pointwise: sampling seed (responses are shuffled per judgment)
+    average: bool = True  # pointwise: mean vote over parsed judgments (False: the raw sum)
+    max_new_tokens: int | None = None  # pointwise: judgment length limit (None: the judge's default)
     name: str = "genrm"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -62,14 +69,19 @@ class GenerativeRMReward:
             metrics = {"p_yes_mean": sum(out) / max(len(out), 1)}
         else:
             out = [None] * len(texts)
-            unparseable = 0.0
+            unparseable = judgments = 0.0
             for g in group_indices(prompts):
-                result = self.judge.pointwise(prompt_text(prompts[g[0]]), [texts[i] for i in g], k=self.k, seed=self.seed)
+                extra = {} if self.max_new_tokens is None else {"max_new_tokens": self.max_new_tokens}
+                result = self.judge.pointwise(prompt_text(prompts[g[0]]), [texts[i] for i in g], k=self.k, seed=self.seed, **extra)
+                n_judged = int(getattr(result, "n_judgments", self.k))
+                parsed = n_judged - int(result.n_unparseable)
+                judgments += n_judged
+                unparseable += result.n_unparseable
                 for i, s in zip(g, result.scores):
-                    out[i] = None if s is None else float(s)
-                unparseable += float(getattr(result, "n_unparseable", 0))
+                    out[i] = None if s is None or parsed <= 0 else float(s) / (parsed if self.average else 1)
             kept = [x for x in out if x is not None]
             metrics = {"score_mean": sum(kept) / len(kept) if kept else float("nan"), "n_unparseable": unparseable,
+                       "unparseable_frac": unparseable / judgments if judgments else 0.0,
                        "none_frac": (len(out) - len(kept)) / max(len(out), 1)}
         publish(self, metrics, columns)
         return out
@@ -97,12 +109,13 @@ def parse_step_index(text: str, n_steps: int) -> int | None:
 
 
 def judge_first_error(judge: Any, template: str = FIRST_ERROR_TEMPLATE, max_new_tokens: int = 8) -> Callable[..., list[int | None]]:
-    """A `locate(questions, steps) -> list[first wrong step | -1 | None]` that asks `judge.generate`."""
+    """A `locate(questions, steps) -> list[first wrong step | -1 | None]` that asks `judge.generate`
+    (greedy decoding: temperature 0)."""
 
     def locate(questions: Sequence[str], steps: Sequence[Sequence[str]]) -> list[int | None]:
         prompts = [template.format(question=q, steps="\n".join(f"{k + 1}. {s}" for k, s in enumerate(st)))
                    for q, st in zip(questions, steps)]
-        answers = judge.generate(prompts, max_new_tokens=max_new_tokens)
+        answers = judge.generate(prompts, max_new_tokens=max_new_tokens, temperature=0.0)
         return [parse_step_index(a, len(st)) for a, st in zip(answers, steps)]
 
     return locate
@@ -164,12 +177,13 @@ def _load_judge(path: str) -> Any:
     return GenerativeJudge(model, tokenizer)
 
 
-def genrm_from_spec(path: str | None = None, mode: str = "pyes", k: int = 4, seed: int = 0) -> GenerativeRMReward:
+def genrm_from_spec(path: str | None = None, mode: str = "pyes", k: int = 4, seed: int = 0, average: bool = True,
+                    max_new_tokens: int | None = None) -> GenerativeRMReward:
     if not path:
         raise ValueError("the spec genrm:PATH needs the path (or hub name) of a causal LM judge")
     if mode not in MODES:
         raise ValueError(f"genrm spec: mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return GenerativeRMReward(_load_judge(path), mode=mode, k=k, seed=seed)
+    return GenerativeRMReward(_load_judge(path), mode=mode, k=k, seed=seed, average=average, max_new_tokens=max_new_tokens)
 
 
 def fapo_from_spec(path: str | None = None, kind: str = "math", penalty: float = 1.0, column: str = "answer") -> FlawedPositiveReward:

@@ -60,7 +60,7 @@ REWARDS: dict[str, tuple[Factory, str]] = {
     "rm": (learned.scalar_rm_from_spec, "rm:PATH[:standardize]"),
     "qrm": (learned.quantile_rm_from_spec, "qrm:PATH[:mean|lower=A|cvar=A|risk=L][:standardize]"),
     "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=\\n]"),
-    "genrm": (generative.genrm_from_spec, "genrm:PATH[:pyes|pointwise][:k=4]"),
+    "genrm": (generative.genrm_from_spec, "genrm:PATH[:pyes|pointwise][:k=4,average=true,max_new_tokens=N]"),
     "fapo": (generative.fapo_from_spec, "fapo:PATH[:KIND][:penalty=1]"),
 }
 

@@ -6,27 +6,7 @@ import pytest
 
 from rewards import build_reward, reward_name
 from rewards.adapters import trl_reward_funcs
-
-
-def _tiny_policy(tmp_path):
-    """A 2-layer Llama over a character vocabulary, built offline; decoding joins characters
-    without spaces (otherwise a reward comparing text would silently score 0)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    chars = list("0123456789+-*= ")
-    vocab = {"<pad>": 0, "<eos>": 1, **{c: i + 2 for i, c in enumerate(chars)}}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    tok.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         pad_token_id=0, eos_token_id=1, bos_token_id=1)
-    model = LlamaForCausalLM(config)
-    model.save_pretrained(tmp_path / "policy")
-    tokenizer.save_pretrained(tmp_path / "policy")
-    return str(tmp_path / "policy"), tokenizer
+from tests.rewards.rm_fixtures import make_tiny_causal_lm
 
 
 @pytest.mark.slow
@@ -36,7 +16,7 @@ def test_grpo_trainer_two_steps_with_our_rewards(tmp_path):
 
     from verifiers.tasks import ArithmeticTask
 
-    path, tokenizer = _tiny_policy(tmp_path)
+    path, tokenizer = make_tiny_causal_lm(tmp_path)
     assert tokenizer.decode(tokenizer("12+3=")["input_ids"]) == "12+3="
     rows = ArithmeticTask(digits=1).sample(8, seed=0)
     dataset = Dataset.from_list([{"prompt": r["prompt"], "answer": r["answer"]} for r in rows])
