@@ -84,7 +84,7 @@ def reward_stats(values: Sequence[float | None]) -> dict[str, float]:
     """Mean/std over the applicable samples, and how many were not applicable (None)."""
     got = np.asarray([v for v in values if v is not None], dtype=float)
     return {"mean": float(got.mean()) if got.size else float("nan"), "std": float(got.std()) if got.size else float("nan"),
-            "n": float(got.size), "n_none": float(len(values) - got.size)}
+            "n": int(got.size), "n_none": int(len(values) - got.size)}
 
 
 def proxy_gold_gap(proxy: list[list[float | None]], gold: list[list[float | None]]) -> dict[str, float]:

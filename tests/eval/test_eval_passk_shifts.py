@@ -98,4 +98,4 @@ def test_proxy_gold_gap_hand_computed():
 
 
 def test_reward_stats_counts_none():
-    assert reward_stats([1.0, None, 0.0]) == {"mean": 0.5, "std": 0.5, "n": 2.0, "n_none": 1.0}
+    assert reward_stats([1.0, None, 0.0]) == {"mean": 0.5, "std": 0.5, "n": 2, "n_none": 1}
