@@ -11,6 +11,8 @@ import time
 import httpx
 import pytest
 
+pytestmark = pytest.mark.slow  # a real uvicorn server in a subprocess
+
 
 TOKEN = "s3cret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
