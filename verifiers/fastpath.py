@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import time
+from fractions import Fraction
 from typing import Any, Callable
 
 from verifiers import _spans
@@ -98,7 +99,7 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     m = _DOLLARS_RE.match(s)
     if m:
         inner = m.group(1).strip()
-        return (inner, _latex_num(inner)) if "$" not in inner and "\\" not in inner and "%" not in inner else None
+        return (inner, _latex_num(inner)) if "$" not in inner and "%" not in inner else None
     whole = parse_number(s)
     if whole is not None:  # the whole prediction is one literal, also '\\frac{a}{b}'
         return s, whole
@@ -142,7 +143,35 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> Veri
     g = gold.strip()
     if text == g and _SIMPLE_TEXT_RE.match(g) and g.count("{") == g.count("}") and g[-1] not in "+-*/^_=,.":
         return result(Verdict.CORRECT, "math", start, text, g, "equivalent")
+    gold_items, pred_items = _container(g), _container(text)
+    if gold_items is not None and pred_items is not None and gold_items[0] == pred_items[0]:
+        shape, golds, preds = gold_items[0], gold_items[1], pred_items[1]
+        ok = set(golds) == set(preds) if shape == "{}" else golds == preds
+        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
+                      "equivalent" if ok else "not equivalent")
     return None
+
+
+_CONTAINER_RE = re.compile(r"^(\(|\[|\\\{)([^()\[\]{}]*|(?:[^()\[\]]*\\frac\{[^{}]*\}\{[^{}]*\})+[^()\[\]{}]*)(\)|\]|\\\})$")
+_SHAPES = {"()", "[]", "[)", "(]", "{}"}
+
+
+def _container(text: str) -> tuple[str, list[Fraction]] | None:
+    """('()', [1, 2]) for a tuple / interval / set of exact literals: '(1,2)', '[1,3)', '\\{1,2\\}'.
+    Decimals are left to the slow path (tolerance is not transitive inside sets)."""
+    m = _CONTAINER_RE.match(text)
+    if not m:
+        return None
+    shape = (m.group(1) + m.group(3)).replace("\\", "")
+    parts = m.group(2).split(",")
+    if shape not in _SHAPES or (shape != "{}" and len(parts) < 2) or (shape in ("[)", "(]") and len(parts) != 2):
+        return None
+    nums = [parse_number(part) for part in parts]
+    if any(n is None or not n.exact for n in nums):
+        return None
+    if shape in ("[)", "(]") and nums[0].value >= nums[1].value:
+        return None  # an empty half-open interval: the slow path compares it as a set
+    return shape, [n.value for n in nums]
 
 
 def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult | None:

@@ -196,11 +196,31 @@ def _expr_equal(gold: Any, pred: Any, rel_tol: float, strict: bool) -> bool:
         same_container = _elementwise(gold, pred)
         if same_container is not None:
             return all(_expr_equal(g, p, rel_tol, strict) for g, p in same_container)
+        if strict and _linear_equations(gold, pred):
+            # two linear equations have the same solutions iff one is a multiple of the other;
+            # math-verify reaches the same verdict through sympy.solve, far more slowly
+            ratio = sympy.cancel((gold.lhs - gold.rhs) / (pred.lhs - pred.rhs))
+            return bool(ratio.is_number and ratio != 0)
         if strict and _exact_polynomials(gold, pred):
             # expanded polynomials with rational coefficients are a canonical form: this decides
             # both ways, as sympy.simplify inside math-verify would, at a fraction of its cost
             return sympy.expand(gold - pred) == 0
     return bool(verify(gold, pred, strict=strict, timeout_seconds=None))
+
+
+def _linear_equations(gold: Any, pred: Any) -> bool:
+    """Both sides single equations whose (lhs - rhs) are polynomials of degree 1 with rational
+    coefficients in the same symbols."""
+    if not (isinstance(gold, sympy.Eq) and isinstance(pred, sympy.Eq)):
+        return False
+    g, p = gold.lhs - gold.rhs, pred.lhs - pred.rhs
+    if not g.free_symbols or g.free_symbols != p.free_symbols or not _exact_polynomials(g, p):
+        return False
+    symbols = sorted(g.free_symbols, key=str)
+    try:
+        return sympy.Poly(g, *symbols).total_degree() == 1 and sympy.Poly(p, *symbols).total_degree() == 1
+    except sympy.PolynomialError:
+        return False
 
 
 def _exact_polynomials(gold: Any, pred: Any) -> bool:

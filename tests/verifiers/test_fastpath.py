@@ -1,7 +1,7 @@
 """Equivalence: the in-process fast path == the slow path (the `math` kind), on generated cases.
 
 The generator draws golds (integers, signed, with thousands separators, decimals, fractions a/b and
-\\frac{a}{b}, tiny values) and predictions (the right value in many formats, off-by-one values,
+\\frac{a}{b}, tiny values, tuples / intervals / sets of such numbers) and predictions (the right value in many formats, off-by-one values,
 fraction <-> decimal, rounded decimals, separators, signs, boxed / "$...$" / "The answer is X" /
 "Answer: X" / last number of a sentence, distractor numbers earlier in the text). Whenever the fast
 path decides, its verdict must equal the slow path's; it must decide the large majority.
@@ -77,10 +77,35 @@ def _wrap(rng: random.Random, ans: str) -> tuple[str, bool]:
     return frame.format(a=ans), frame in SIMPLE_FRAMES and "e" not in ans
 
 
+def _container_case(rng: random.Random) -> tuple[str, str, bool]:
+    """Tuples, intervals and sets of integers/fractions: same, permuted, off by one, other shape."""
+    left, right = rng.choice([("(", ")"), ("[", "]"), ("[", ")"), ("(", "]"), ("\\{", "\\}")])
+    k = 2 if left + right in ("[)", "(]") else rng.randint(1 if left == "\\{" else 2, 4)
+    values = [rng.choice([str(rng.randint(-9, 20)), f"\\frac{{{rng.randint(1, 9)}}}{{{rng.randint(2, 9)}}}"]) for _ in range(k)]
+    gold = left + ",".join(values) + right
+    change = rng.random()
+    if change < 0.3:
+        pred_values = values
+    elif change < 0.55:
+        pred_values = values[::-1]  # permuted: equal for sets only
+    elif change < 0.8:
+        i = rng.randrange(k)
+        pred_values = values[:i] + [str(rng.randint(-9, 20))] + values[i + 1:]  # one element changed
+    else:
+        pred_values = values + [str(rng.randint(-9, 20))]  # one more element
+    pl, pr = (left, right) if rng.random() < 0.8 else rng.choice([("(", ")"), ("[", "]"), ("\\{", "\\}")])
+    pred = pl + ",".join(pred_values) + pr
+    frame = rng.choice(["\\boxed{{{a}}}", "${a}$", "$${a}$$", "So the answer is $\\boxed{{{a}}}$."])
+    return gold, frame.format(a=pred), False
+
+
 def _cases(n: int, seed: int = 0) -> list[tuple[str, str, bool]]:
     rng = random.Random(seed)
     cases = []
     while len(cases) < n:
+        if rng.random() < 0.1:
+            cases.append(_container_case(rng))  # not counted as "simple": a bonus when decided
+            continue
         gold, v = _gold_and_value(rng)
         choice = rng.random()
         if choice < 0.45:
@@ -116,6 +141,7 @@ def test_fast_path_agrees_with_slow_path_and_decides_most():
             mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
     assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
     assert decided >= 1500  # the agreement above is measured on many decided cases
+    assert decided - simple_decided >= 100  # including tuples / intervals / sets
     assert simple_decided / simple >= 0.9, f"fast path decided only {simple_decided}/{simple} simple cases"
 
 

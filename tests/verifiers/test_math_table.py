@@ -180,6 +180,8 @@ CASES = [
     (r"$y=2x-1$", r"y=2x+1", NO),  # different intercept
     (r"$2x+y=1$", r"y=1-2x", OK),  # rearranged equation
     (r"$x+y=1$", r"y=1-2x", NO),  # different line
+    (r"$2y=6x+24$", r"y=3x+12", OK),  # a multiple of the same linear equation
+    (r"$y=3z+12$", r"y=3x+12", NO),  # same shape, other variable
     (r"$x^2=4$", r"x^2=4", OK),  # same equation
     (r"$x \le 3$", r"x \le 3", OK),  # inequality
     (r"$3 \ge x$", r"x \le 3", OK),  # flipped inequality
