@@ -186,7 +186,10 @@ class MajorityVoteReward:
         kwargs = {} if self.timeout is None else {"timeout": self.timeout}
         preds = [labels[i] for i in firsts] + [completion_text(c) for c in completions]
         results = backend(preds, [golds[i] for i in firsts] + golds, kind=self.kind, **kwargs)
-        correct = [getattr(r.verdict, "value", r.verdict) == "correct" for r in results]
+        verdicts = [getattr(r.verdict, "value", r.verdict) for r in results]
+        correct = [v == "correct" for v in verdicts]
+        # gold checks that could not decide (broken gold, timeout, crash) count as not correct: say how many
+        metrics["gold_check_failures"] = float(sum(v in ("bad_gold", "timeout", "error") for v in verdicts))
         label_ok, true_ok = correct[: len(firsts)], correct[len(firsts):]
         scored = [i for i in range(len(completions)) if out[i] is not None]
         metrics["label_accuracy"] = sum(label_ok) / len(label_ok) if label_ok else float("nan")

@@ -48,6 +48,7 @@ def test_groups_by_prompt_and_diagnostics_with_gold():
     # majority ratio: a 3/4, b 2/3 (c has no label)
     assert m["majority_ratio"] == pytest.approx((3 / 4 + 2 / 3) / 2)
     assert m["parse_failures"] == 1.0 and m["no_label_groups"] == 1.0
+    assert m["gold_check_failures"] == 0.0  # every gold could be checked
 
 
 def test_chat_prompts_group_by_content():
@@ -69,6 +70,9 @@ def test_real_verifier_on_arithmetic():
     out = fn(["123+456="] * 4, ["579", "579", "578", "hmm"], answer=["579"] * 4)
     assert out == [1.0, 1.0, 0.0, 0.0]
     assert fn.last_metrics["label_accuracy"] == 1.0
+    # a broken gold does not change the pseudo-rewards, and its failed checks are counted
+    assert fn(["1+1="] * 2, ["2", "2"], answer=["\\frac{"] * 2) == [1.0, 1.0]
+    assert fn.last_metrics["gold_check_failures"] == 3.0  # the label check and both completions
 
 
 def test_integer_answers_need_no_verifier_call_per_pair():
