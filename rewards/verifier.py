@@ -101,9 +101,16 @@ class VerifierReward:
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
         golds = require_column(columns, self.answer_column, len(completions), f"reward {self.name!r}")
-        results = self.verify([completion_text(c) for c in completions], golds)
-        out = [self.rewards[str(r.verdict.value if hasattr(r.verdict, "value") else r.verdict)] for r in results]
-        publish(self, verdict_metrics(results, out), columns)
+        # rows without a gold (None) are not applicable: not sent to the verifier, counted
+        have = [i for i, g in enumerate(golds) if g is not None]
+        results = self.verify([completion_text(completions[i]) for i in have], [golds[i] for i in have])
+        out: list[float | None] = [None] * len(completions)
+        for i, r in zip(have, results):
+            out[i] = self.rewards[str(getattr(r.verdict, "value", r.verdict))]
+        metrics = verdict_metrics(results, [out[i] for i in have])
+        metrics["missing_gold"] = float(len(completions) - len(have))
+        metrics["none_frac"] = sum(x is None for x in out) / max(len(out), 1)
+        publish(self, metrics, columns)
         return out
 
 

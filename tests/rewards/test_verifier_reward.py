@@ -43,6 +43,14 @@ def test_gold_column_configurable_and_missing_column_is_named():
         fn(["q"], ["4"], answer=["4"], trainer_state=None)  # trainer extras are not listed as columns
 
 
+def test_rows_without_gold_are_not_applicable():
+    backend = scripted_backend(["correct"])
+    fn = VerifierReward(backend=backend)
+    assert fn(["q", "q"], ["4", "5"], answer=[None, "4"]) == [None, 1.0]
+    assert backend.calls[0][:2] == (["5"], ["4"])  # only the row with a gold is verified
+    assert fn.last_metrics["missing_gold"] == 1.0 and fn.last_metrics["none_frac"] == 0.5
+
+
 def test_bad_mapping_and_lengths():
     with pytest.raises(ValueError, match="unknown verdict"):
         verdict_rewards(correctish=1.0)
