@@ -24,6 +24,7 @@ from typing import Any
 from rewards.adapters import as_openrlhf_reward_func
 from rewards.base import RewardOutput, reward_metrics
 
+
 def _finite(metrics: dict[str, Any]) -> dict[str, float | None]:
     """JSON has no NaN: a NaN metric (e.g. an accuracy over zero items) becomes null."""
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
