@@ -87,7 +87,8 @@ def _load_models(config: RLConfig, accelerator: Any) -> dict[str, Any]:
     policy_path = config.model or str(default_policy_path())
     model, tokenizer = load_policy(policy_path)
     if config.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable()
         model.config.use_cache = False
     if config.lora:
         from peft import LoraConfig, get_peft_model
