@@ -51,7 +51,7 @@ _NUM = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _FRACTION = r"-?\d+/\d+"
 _LITERAL = rf"(?:\$?(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\$?)"
 # "The answer is 42." / "Answer: $\frac{1}{2}$" ending the prediction
-_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_LITERAL})\s*\.?\s*$")
+_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_LITERAL}|\$[^$\n%]+\$)\s*\.?\s*$")
 # "The final answer is $X$. I hope it is correct." (the Minerva / lm-eval template)
 _FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope it is correct\.?\s*$")
 # the last number of a text: preceded by start / newline / a letter, ':' or '=' and a space
@@ -144,12 +144,22 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> Veri
     if text == g and _SIMPLE_TEXT_RE.match(g) and g.count("{") == g.count("}") and g[-1] not in "+-*/^_=,.":
         return result(Verdict.CORRECT, "math", start, text, g, "equivalent")
     gold_items, pred_items = _container(g), _container(text)
-    if gold_items is not None and pred_items is not None and gold_items[0] == pred_items[0]:
-        shape, golds, preds = gold_items[0], gold_items[1], pred_items[1]
-        ok = set(golds) == set(preds) if shape == "{}" else golds == preds
+    if gold_items is not None and pred_items is not None:
+        (g_shape, golds), (p_shape, preds) = gold_items, pred_items
+        if g_shape == p_shape:
+            ok = set(golds) == set(preds) if g_shape == "{}" else golds == preds
+        elif _is_interval(g_shape, golds) and _is_interval(p_shape, preds):
+            ok = False  # two intervals that differ in which ends are open
+        else:
+            return None
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
                       "equivalent" if ok else "not equivalent")
     return None
+
+
+def _is_interval(shape: str, values: list[Fraction]) -> bool:
+    """The parser reads (a, b), [a, b], [a, b), (a, b] as an interval when a < b."""
+    return shape in ("()", "[]", "[)", "(]") and len(values) == 2 and values[0] < values[1]
 
 
 _CONTAINER_RE = re.compile(r"^(\(|\[|\\\{)([^()\[\]{}]*|(?:[^()\[\]]*\\frac\{[^{}]*\}\{[^{}]*\})+[^()\[\]{}]*)(\)|\]|\\\})$")

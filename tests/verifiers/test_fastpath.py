@@ -95,7 +95,7 @@ def _container_case(rng: random.Random) -> tuple[str, str, bool]:
         pred_values = values + [str(rng.randint(-9, 20))]  # one more element
     pl, pr = (left, right) if rng.random() < 0.8 else rng.choice([("(", ")"), ("[", "]"), ("\\{", "\\}")])
     pred = pl + ",".join(pred_values) + pr
-    frame = rng.choice(["\\boxed{{{a}}}", "${a}$", "$${a}$$", "So the answer is $\\boxed{{{a}}}$."])
+    frame = rng.choice(["\\boxed{{{a}}}", "${a}$", "$${a}$$", "So the answer is $\\boxed{{{a}}}$.", "The answer is ${a}$."])
     return gold, frame.format(a=pred), False
 
 
@@ -154,6 +154,10 @@ def test_fast_path_agrees_with_slow_path_and_decides_most():
     ("So we get 43", "42", Verdict.INCORRECT),  # last number, off by one
     ("\\boxed{B}", "(B)", Verdict.CORRECT),  # multiple-choice gold goes to the choice kind
     ("\\boxed{x^2+1}", "x^2+1", Verdict.CORRECT),  # identical simple latex
+    ("The answer is $x^2+1$.", "x^2+1", Verdict.CORRECT),  # identical latex after "answer is"
+    ("\\boxed{(2,1)}", "(1,2)", Verdict.INCORRECT),  # a pair in the wrong order
+    ("$\\{2,1\\}$", "\\{1,2\\}", Verdict.CORRECT),  # a set in another order
+    ("$[1,2]$", "[1,2)", Verdict.INCORRECT),  # an interval with the other end closed
 ])
 def test_fast_path_table(pred, gold, expected):
     res = fast_verify(pred, gold)
