@@ -67,6 +67,7 @@ class TrainRMConfig:
     eval_batch_size: int = opt(64, "batch size for evaluation and scoring")
     seed: int = opt(0, "seed for data order, generated data and head initialisation")
     resume: bool = opt(False, "continue from the last complete checkpoint in --output")
+    disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
     mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
 
     def __post_init__(self) -> None:
@@ -264,6 +265,10 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
             attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature,
             step_separator=cfg.step_separator,
         )
+    if cfg.disable_dropout:
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = 0.0
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     schedule = lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)) * max(0.0, 1 - s / cfg.steps)  # noqa: E731
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)

@@ -1,0 +1,165 @@
+"""Benchmark: this project's Bradley-Terry trainer vs TRL's RewardTrainer, same run.
+
+Same backbone (the packaged MiniLM unless --backbone), same generated preference data and
+held-out split, same batch size, sequence length, steps, learning rate and schedule (linear,
+no warmup), fp32, no gradient checkpointing, dropout off in both (TRL's default), AdamW.
+Each trainer runs in its own child process so peak memory (max RSS) is its own.
+
+    python bench/reward_models.py --steps 100 --batch-size 16
+
+Prints samples/s (preference pairs per second of training-loop time) for both, the ratio
+(ours / TRL, target >= 1.0), peak RSS, and the held-out pairwise accuracy of both models.
+Differences that remain: TRL's model is `AutoModelForSequenceClassification` (BERT: pooler
+over [CLS]) and it tokenizes `prompt + response + eos` as one text; ours reads
+[CLS] prompt [SEP] response [SEP] with mean pooling (the documented default for encoders).
+TRL needs an EOS token and BERT-style tokenizers have none: [SEP] is passed as `eos_token`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+# this file shares its name with the `reward_models` package: drop bench/ from the import path
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+sys.path.insert(0, os.path.dirname(_HERE))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def run_ours(args: argparse.Namespace) -> dict:
+    from reward_models.train import TrainRMConfig, train
+
+    with tempfile.TemporaryDirectory() as out:
+        cfg = TrainRMConfig(kind="bt", backbone=args.backbone, output=out, steps=args.steps, batch_size=args.batch_size,
+                            lr=args.lr, warmup_steps=0, max_seq_length=args.max_length, n_train=args.n_train, n_eval=args.n_eval,
+                            eval_every=args.steps, save_every=args.steps, log_every=args.steps, seed=args.seed, max_grad_norm=1.0)
+        result = train(cfg, progress=False)
+        log = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
+    rate = [e for e in log if e["event"] == "train"][-1]["samples_per_s"]
+    return {"samples_per_s": rate, "accuracy": result["eval"]["pairwise_accuracy"],
+            "accuracy_by_type": {k.split("/", 1)[1]: v for k, v in result["eval"].items() if k.startswith("pairwise_accuracy/")}}
+
+
+def run_trl(args: argparse.Namespace) -> dict:
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from trl import RewardConfig, RewardTrainer
+
+    from reward_models.backbones import default_backbone_path
+    from reward_models.data import make_preference_rows
+
+    path = args.backbone or default_backbone_path()
+    tok = AutoTokenizer.from_pretrained(path)
+    torch.manual_seed(args.seed)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=torch.float32)
+    train_rows = make_preference_rows(args.n_train, seed=args.seed, split="train")
+    test_rows = make_preference_rows(args.n_eval, seed=args.seed, split="test")
+    keep = ("prompt", "chosen", "rejected")
+    with tempfile.TemporaryDirectory() as out:
+        config = RewardConfig(
+            output_dir=out, per_device_train_batch_size=args.batch_size, max_steps=args.steps, learning_rate=args.lr,
+            lr_scheduler_type="linear", warmup_steps=0, max_length=args.max_length, bf16=False, fp16=False,
+            gradient_checkpointing=False, eos_token=tok.sep_token or tok.eos_token, report_to=[], save_strategy="no",
+            logging_steps=args.steps, use_cpu=not torch.cuda.is_available(), seed=args.seed, max_grad_norm=1.0,
+            dataloader_num_workers=0, disable_tqdm=True,
+        )
+        trainer = RewardTrainer(model=model, args=config, train_dataset=Dataset.from_list([{k: r[k] for k in keep} for r in train_rows]),
+                                processing_class=tok)
+        metrics = trainer.train().metrics
+    # held-out accuracy, scoring exactly as TRL trains: prompt + response + eos as one text
+    model = trainer.model.eval()
+    eos = config.eos_token
+    wins = []
+    with torch.no_grad():
+        for start in range(0, len(test_rows), 64):
+            rows = test_rows[start : start + 64]
+            texts = [r["prompt"] + r[side] + eos for side in ("chosen", "rejected") for r in rows]
+            batch = tok(texts, padding=True, truncation=True, max_length=args.max_length, return_tensors="pt").to(model.device)
+            logits = model(**batch).logits.squeeze(-1)
+            c, w = logits[: len(rows)], logits[len(rows) :]
+            wins += (c > w).tolist()
+    by_type: dict[str, list[bool]] = {}
+    for r, won in zip(test_rows, wins):
+        by_type.setdefault(r["error_type"], []).append(won)
+    return {"samples_per_s": metrics["train_samples_per_second"], "accuracy": sum(wins) / len(wins),
+            "accuracy_by_type": {k: sum(v) / len(v) for k, v in sorted(by_type.items())}}
+
+
+RUNNERS = {"ours": run_ours, "trl": run_trl}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--n-train", type=int, default=2000)
+    p.add_argument("--n-eval", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backbone", default=None, help="backbone path or hub name (default: packaged MiniLM)")
+    p.add_argument("--parallel", action="store_true",
+                   help="run both trainers at the same time (one CPU thread each): on a machine shared with other work, "
+                        "both then see the same load, so the ratio stays meaningful")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads per trainer (0 = torch default)")
+    p.add_argument("--only", choices=list(RUNNERS), help=argparse.SUPPRESS)  # child mode
+    p.add_argument("--json", default=None, help="also write the results to this JSON file")
+    args = p.parse_args(argv)
+    if args.only:
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        t0 = time.perf_counter()
+        result = RUNNERS[args.only](args)
+        result.update(peak_rss_mb=_peak_rss_mb(), wall_s=time.perf_counter() - t0)
+        print("RESULT " + json.dumps(result))
+        return 0
+    child_args = [a for a in (argv if argv is not None else sys.argv[1:])]
+    if args.parallel and not args.threads:
+        child_args += ["--threads", "1"]
+    results = {}
+    procs = {}
+    for name in RUNNERS:  # same machine, same data; one after the other unless --parallel
+        cmd = [sys.executable, os.path.abspath(__file__), *child_args, "--only", name]
+        procs[name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if not args.parallel:
+            procs[name].wait()
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate()
+        line = next((x for x in stdout.splitlines() if x.startswith("RESULT ")), None)
+        if proc.returncode != 0 or line is None:
+            print(f"{name} failed (exit {proc.returncode}):\n{stderr[-3000:]}", file=sys.stderr)
+            return 1
+        results[name] = json.loads(line[len("RESULT "):])
+    ours, trl = results["ours"], results["trl"]
+    mode = "in parallel, 1 thread each" if args.parallel else "one after the other"
+    print(f"BT reward model, {args.steps} steps x {args.batch_size} pairs, max_length {args.max_length}, lr {args.lr}, fp32, {mode}")
+    print(f"{'':8} {'pairs/s':>9} {'peak RSS MB':>12} {'held-out acc':>13} {'wall s':>7}")
+    for name, r in results.items():
+        print(f"{name:8} {r['samples_per_s']:9.2f} {r['peak_rss_mb']:12.0f} {r['accuracy']:13.3f} {r['wall_s']:7.0f}")
+    print(f"throughput ratio ours/TRL: {ours['samples_per_s'] / trl['samples_per_s']:.2f}  (target >= 1.0)")
+    print(f"accuracy difference ours-TRL: {ours['accuracy'] - trl['accuracy']:+.3f}  (target >= 0)")
+    for t in ours["accuracy_by_type"]:
+        print(f"  {t:16} ours {ours['accuracy_by_type'][t]:.3f}   trl {trl['accuracy_by_type'].get(t, float('nan')):.3f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"args": vars(args), **results}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
