@@ -117,7 +117,7 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     return inner, (_latex_num(inner) if literal.startswith("$") else parse_number(inner))
 
 
-def _fast_math(prediction: str, gold: str, rel_tol: float, strict: bool) -> VerifyResult | None:
+def _fast_math(prediction: str, gold: str, rel_tol: float) -> VerifyResult | None:
     start = time.perf_counter()
     if len(gold) > MAX_GOLD_CHARS:
         return None
@@ -184,9 +184,20 @@ def _container(text: str) -> tuple[str, list[Fraction]] | None:
     return shape, [n.value for n in nums]
 
 
-def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult | None:
+def math_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The `math` kind's options, checked (shared by the fast and the slow path)."""
     opts = check_options("math", options, MATH_OPTIONS)
-    return _fast_math(prediction, gold, opts["rel_tol"], opts["strict"])
+    rel_tol = opts["rel_tol"]
+    if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 <= rel_tol < 1:
+        raise ValueError(f"math option rel_tol must be a number in [0, 1), got {rel_tol!r}")
+    if not isinstance(opts["strict"], bool):
+        raise ValueError(f"math option strict must be True or False, got {opts['strict']!r}")
+    return {"rel_tol": float(rel_tol), "strict": opts["strict"]}
+
+
+def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult | None:
+    # `strict` only matters for symbolic answers, which the fast path never decides
+    return _fast_math(prediction, gold, math_options(options)["rel_tol"])
 
 
 FAST_KINDS: dict[str, Callable[..., VerifyResult | None]] = {

@@ -14,10 +14,20 @@ What changes compared with calling `math_verify.parse` + `math_verify.verify` di
 - a plain number gold ("1,234", "-3/4", "0.5") is read as a number, never as a LaTeX set;
 - text answers (gold "\\text{Monday}" or a plain word) also match the prediction's stated answer
   after case/space/punctuation folding;
-- a "+5" answer is read as 5 (math-verify finds nothing there);
+- a "+5" answer is read as 5 and "\\$12" as 12 (math-verify finds nothing there); a fraction
+  followed by a sentence's period ("3/4.") stays exact;
+- 'i' is tried as the imaginary unit when the plain comparison fails (i^2 = -1, 1/i = -i);
+- two answers stated as separate boxes ("\\boxed{41}, \\boxed{42}") are a set, as in
+  math-verify: a hedge does not match a single gold;
 - no signal-based timeouts: `parsing_timeout=None`, `timeout_seconds=None`; the runtime kills a
   worker that runs past its wall-clock limit.
 Gold is always passed first to math-verify (`verify(gold, target)`), as its asymmetric rules expect.
+
+Speed (same verdicts, less work): one extraction config for every parse (math-verify keeps the
+compiled regexes of one config only); the parsed gold and each decision are cached per process
+(RL scores several completions of one prompt against the same gold); polynomials with rational
+coefficients are compared by expansion and linear equations by proportionality instead of
+sympy.simplify / sympy.solve.
 
 Only the last `TAIL_CHARS` (8192) characters of a prediction are searched for the answer; a gold
 longer than `MAX_GOLD_CHARS` (10,000) is BAD_GOLD.
@@ -45,12 +55,12 @@ import sympy
 from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, normalize_latex
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.grader import is_assignment_relation, is_relation, take_last_relation
-from sympy import Basic, Float, MatrixBase, Number, Rational, UnevaluatedExpr
+from sympy import Basic, Float, MatrixBase, Rational, UnevaluatedExpr
 
 from verifiers import _spans
-from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
+from verifiers._common import MAX_GOLD_CHARS, clean, result
 from verifiers._numbers import Num, canonical_number, prepare_prediction, numbers_match, parse_number
-from verifiers.fastpath import MATH_OPTIONS
+from verifiers.fastpath import MATH_OPTIONS, math_options
 from verifiers.simple_kinds import verify_choice
 from verifiers.types import Verdict, VerifyResult
 
@@ -307,16 +317,12 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
     >>> verify_math("The answer is \\\\boxed{3\\\\sqrt{2}}", "\\\\sqrt{18}").correct
     True
     """
-    opts = check_options(KIND, options, OPTIONS)
-    if isinstance(opts["rel_tol"], bool) or not isinstance(opts["rel_tol"], (int, float)) or not 0 <= opts["rel_tol"] < 1:
-        raise ValueError(f"math option rel_tol must be a number in [0, 1), got {opts['rel_tol']!r}")
-    if not isinstance(opts["strict"], bool):
-        raise ValueError(f"math option strict must be True or False, got {opts['strict']!r}")
+    opts = math_options(options)
     start = time.perf_counter()
     if len(gold) > MAX_GOLD_CHARS:
         return result(Verdict.BAD_GOLD, KIND, start, detail=f"gold is {len(gold)} characters (limit {MAX_GOLD_CHARS})")
     verdict, extracted, gold_text, detail = _decide(prepare_prediction(clean(prediction)), clean(gold, tail=None),
-                                                    float(opts["rel_tol"]), opts["strict"])
+                                                    opts["rel_tol"], opts["strict"])
     return result(verdict, KIND, start, extracted, gold_text, detail)
 
 

@@ -126,7 +126,6 @@ _BARE_END = r"(?=\s*(?:$|[.,;:!?)\]*\n]|(?:or|and|because|since|as|is)\b))"
 _LETTER = (r"(?:\(([A-Za-z])\)|\[([A-Za-z])\]|\*\*\(?([A-Z])\)?\*\*|\b([A-Z])\)|\b([A-Z])\b(?!')" + _BARE_END + ")")
 _AMBIGUOUS = re.compile(r"\s*(?:,|/|&|\bor\b|\band\b)\s*(?:\*\*)?[(\[]?([A-Z])\b")
 _ANSWER_CHOICE = re.compile(r"(?i:\banswer\b(?:\s+is)?|\boption\b|\bchoice\b)\s*(?:is\s*)?[:=]?\s*(?:\*\*)?\s*(?:option\s+)?" + _LETTER)
-_WHOLE = re.compile(r"^\s*(?:\\text\{)?" + _LETTER + r"\}?\s*[.:]?")
 # a last line that gives a letter: the letter alone, or "(B) option text" / "B) option text"
 _LINE = re.compile(r"^\s*(?:\*\*)?(?:\(([A-Z])\)|([A-Z])\)|([A-Z])(?:\*\*)?\s*[.:]?\s*$)")
 

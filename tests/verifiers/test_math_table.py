@@ -339,3 +339,17 @@ def test_hostile_predictions(prediction, gold):
     res = verify_math(prediction, gold)
     assert res.verdict in (OK, NO, NA)
     assert time.perf_counter() - start < 5.0  # ~0.8 s worst case measured; the margin is for a busy machine
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"rel_tol": -0.1}, "rel_tol"),  # negative tolerance
+    ({"rel_tol": "1e-6"}, "rel_tol"),  # a string, not a number
+    ({"strict": "yes"}, "strict"),  # not a bool
+])
+def test_bad_option_values_name_the_field(options, field):
+    from verifiers.fastpath import fast_verify
+
+    with pytest.raises(ValueError, match=field):
+        verify_math("1", "1", **options)
+    with pytest.raises(ValueError, match=field):
+        fast_verify("1", "1", **options)  # the fast path checks options the same way
