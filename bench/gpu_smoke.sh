@@ -33,7 +33,7 @@ tps = sum(r["tokens_per_s"] for r in rows) / len(rows)
 gen = sum(r["time/generate"] for r in rows) / len(rows)
 train = sum(r["time/train"] for r in rows) / len(rows)
 print(f"gpu_smoke[{sys.argv[2]}]: {sps:.3f} s/step (generate {gen:.3f}, train {train:.3f}), {tps:.0f} tokens/s, "
-      f"reward {rows[0]['reward/mean']:.3f} -> {rows[-1]['reward/mean']:.3f}")
+      f"reward {rows[0]['reward/mean']:.3f} -> {rows[-1]['reward/mean']:.3f}, peak GPU memory {rows[-1].get('gpu_peak_gb', 0):.1f} GB")
 PY
 }
 

@@ -423,6 +423,7 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
                 "lr": scheduler.get_last_lr()[0],
                 "time/generate": t_gen, "time/score": t_score, "time/train": t_train, "time/step": elapsed,
                 "tokens_per_s": tokens / max(elapsed, 1e-9),
+                **({"gpu_peak_gb": torch.cuda.max_memory_allocated() / 2**30} if torch.cuda.is_available() else {}),
             }
             if config.eval_every and step % config.eval_every == 0 and step < config.steps:
                 record["eval/accuracy"] = evaluate()
