@@ -54,9 +54,9 @@ class Num:
 # An unsigned integer: plain digits, or 1-3 digits then groups of exactly 3 after commas.
 _INT = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
 _DEC = rf"(?:{_INT}\.\d+|\.\d+|{_INT})"
-_NUMBER_RE = re.compile(rf"^(-?)({_DEC})$")
-_SLASH_RE = re.compile(rf"^(-?)({_INT})\s*/\s*(-?)({_INT})$")
-_FRAC_RE = re.compile(rf"^(-?)\\[dt]?frac\{{\s*(-?)({_INT})\s*\}}\{{\s*(-?)({_INT})\s*\}}$")
+_NUMBER_RE = re.compile(rf"^(-?)({_DEC})$", re.ASCII)
+_SLASH_RE = re.compile(rf"^(-?)({_INT})\s*/\s*(-?)({_INT})$", re.ASCII)
+_FRAC_RE = re.compile(rf"^(-?)\\[dt]?frac\{{\s*(-?)({_INT})\s*\}}\{{\s*(-?)({_INT})\s*\}}$", re.ASCII)
 
 
 _PLUS_RE = re.compile(r"(^|[{$:=(]|\bis)(\s*)\+(?=\d)")

@@ -51,11 +51,11 @@ _NUM = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _FRACTION = r"-?\d+/\d+"
 _LITERAL = rf"(?:\$?(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\$?)"
 # "The answer is 42." / "Answer: $\frac{1}{2}$" ending the prediction
-_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_LITERAL}|\$[^$\n%]+\$)\s*\.?\s*$")
+_ANSWER_END_RE = re.compile(rf"(?i)\banswer\b(?:\s+is\s*:?|\s*:)\s*({_LITERAL}|\$[^$\n%]+\$)\s*\.?\s*$", re.ASCII)
 # "The final answer is $X$. I hope it is correct." (the Minerva / lm-eval template)
-_FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope it is correct\.?\s*$")
+_FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope it is correct\.?\s*$", re.ASCII)
 # the last number of a text: preceded by start / newline / a letter, ':' or '=' and a space
-_LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$")
+_LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$", re.ASCII)
 _LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
 _NOTHING_TO_READ_RE = re.compile(r"^[^\d$\\\[]*$")
 _DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
@@ -122,11 +122,11 @@ def _fast_math(prediction: str, gold: str, rel_tol: float) -> VerifyResult | Non
     if len(gold) > MAX_GOLD_CHARS:
         return None
     gold = clean(gold, tail=None)
+    prepared = prepare_prediction(clean(prediction))
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:  # the slow path hands these to the choice kind too
-        res = verify_choice(clean(prediction), letter)
+        res = verify_choice(prepared, letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
-    prepared = prepare_prediction(clean(prediction))
     gold_num = parse_number(gold)
     if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared):
         # no digit and no LaTeX at all: math-verify extracts nothing, and a numeric gold has no
@@ -162,7 +162,7 @@ def _is_interval(shape: str, values: list[Fraction]) -> bool:
     return shape in ("()", "[]", "[)", "(]") and len(values) == 2 and values[0] < values[1]
 
 
-_CONTAINER_RE = re.compile(r"^(\(|\[|\\\{)([^()\[\]{}]*|(?:[^()\[\]]*\\frac\{[^{}]*\}\{[^{}]*\})+[^()\[\]{}]*)(\)|\]|\\\})$")
+_CONTAINER_RE = re.compile(r"^(\(|\[|\\\{)([^()\[\]{}]*|(?:[^()\[\]]*\\frac\{[^{}]*\}\{[^{}]*\})+[^()\[\]{}]*)(\)|\]|\\\})$", re.ASCII)
 _SHAPES = {"()", "[]", "[)", "(]", "{}"}
 
 

@@ -299,7 +299,7 @@ def _text_gold(gold: str) -> str | None:
     if not m:
         return None
     word = (m.group(1) if m.group(1) is not None else m.group(2)).strip()
-    if m.group(2) is not None and (len(word) < 3 or word.lower() in _NOT_WORDS):
+    if m.group(2) is not None and (len(word) < 2 or word.lower() in _NOT_WORDS):
         return None
     return _fold(word) or None
 
