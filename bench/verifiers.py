@@ -9,9 +9,12 @@ simple final answers (integers, separators, fractions, decimals, phrased many wa
 (radicals, expressions, sets, tuples, intervals, matrices, choice letters), a few hard or garbage
 items (tiny/huge values, unit-vs-variable answers, empty/NUL/very long text, slow expansions).
 Every item carries a label (is the answer right?) from its generator, so we can see where each
-verifier is right. Reported: items/s of both and the ratio, per-item latency p50/p99, peak memory
-(parent, workers, anchor process), accuracy against the labels per category, and verdict agreement
-on every item where the anchor is right (the items where they differ are listed by category).
+verifier is right. Reported: items/s of both and the ratio (the worker pool is started and warmed
+before the clock starts; its start-up time is printed apart), per-item latency p50/p99 (the time
+spent on the item itself: fast path, or inside the worker; not time waiting in the queue), peak
+memory (parent, workers, anchor process), accuracy against the labels per category, and verdict
+agreement on every item where the anchor is right (the items where they differ are listed by
+category). --out appends one JSONL record with every number.
 Not a test; not run in CI. Timings on a shared machine are inflated; the ratio is what matters.
 """
 
