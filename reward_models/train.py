@@ -82,6 +82,8 @@ class TrainRMConfig:
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             raise ValueError(f"invalid --{bad[0].replace('_', '-')}={getattr(self, bad[0])!r}; see `rewardlab train-rm --help`")
+        if "\\" in self.step_separator:  # "\\n" typed on a command line means a newline
+            object.__setattr__(self, "step_separator", self.step_separator.encode().decode("unicode_escape"))
         if self.kind not in KINDS:
             raise ValueError(f"--kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
 
