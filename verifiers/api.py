@@ -131,7 +131,7 @@ def verify_batch(
     timeout : hard wall-clock limit per item in seconds (fractions allowed); None = kind default
               (5 s, 30 s for `code`). Past it the worker is killed and the item is TIMEOUT.
     workers : worker processes to use (default min(cpu count, 4)); the shared pool grows to it.
-    options : passed to the kind's function (e.g. `tolerance=1e-6` for numeric).
+    options : passed to the kind's function (e.g. `rel_tol=1e-6, abs_tol=0.0` for numeric).
 
     >>> [r.verdict.value for r in verify_batch(["a", "b"], ["a", "a"], kind="string")]
     ['correct', 'incorrect']
