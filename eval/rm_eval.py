@@ -98,15 +98,18 @@ def evaluate_bt(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, 
     in_scores = {**{name: fn(in_logits) for name, fn in LOGIT_DETECTORS.items()},
                  "mahalanobis": pair_distances(gaussian, rm, rows, bs)}
     shift_table, ood_table, roc_curves = [], [], {}
-    base = {"shift": "none", "field": "-", "p": 0.0, "accuracy": metrics.pairwise_accuracy(margins), "ece": before["ece"]}
+    def acc_ece(m: np.ndarray) -> dict[str, float]:  # ECE raw (T = 1) and with the validation-fitted T
+        return {"accuracy": metrics.pairwise_accuracy(m), "ece": metrics.pairwise_calibration(m, 1.0, cfg.n_bins)["ece"],
+                "ece_scaled": metrics.pairwise_calibration(m, temperature, cfg.n_bins)["ece"]}
+
+    base = {"shift": "none", "field": "-", "p": 0.0, **acc_ece(margins)}
     jobs = [(s, f, p) for s in cfg.shifts for f in cfg.shift_fields for p in sorted(set(cfg.shift_levels) | {cfg.ood_p})]
     for shift, fld, p in tqdm(jobs, desc="shifts", disable=not cfg.progress):
         shifted = shift_rows(rows, shift, p, field=fld, seed=cfg.seed)
         s_c, s_r = score_pairs(rm, shifted, bs)
         s_margins = s_c - s_r
         if p in cfg.shift_levels:
-            shift_table.append({"shift": shift, "field": fld, "p": p, "accuracy": metrics.pairwise_accuracy(s_margins),
-                                "ece": metrics.pairwise_calibration(s_margins, 1.0, cfg.n_bins)["ece"]})
+            shift_table.append({"shift": shift, "field": fld, "p": p, **acc_ece(s_margins)})
         if p == cfg.ood_p:
             out_logits = pair_logits(s_c, s_r)
             out_scores = {**{name: fn(out_logits) for name, fn in LOGIT_DETECTORS.items()},
@@ -119,7 +122,7 @@ def evaluate_bt(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, 
                     fpr, tpr = metrics.roc_points(in_scores[det], scores)
                     roc_curves[det] = (fpr, tpr, auc)
     shift_table.insert(0, base)
-    rep.tables.append(Table("Accuracy and ECE per shift level", shift_table))
+    rep.tables.append(Table(f"Accuracy and ECE per shift level (all {len(rows)} pairs; ece_scaled uses T={temperature:.2f})", shift_table))
     rep.tables.append(Table(f"OOD detection: in-distribution vs shifted at p={cfg.ood_p}", ood_table))
     rep.plots.append(plots.shift_plot(shift_table[1:], out / "shift.png", baseline=base))
     rep.plots.append(plots.roc_plot(roc_curves, out / "roc.png",
