@@ -3,7 +3,8 @@
 A verifier is named by a spec string, built by the function of the same name in `AUDITORS`:
   ours:KIND[:key=value,...]   our verifiers (`verifiers.verify_batch`), e.g. `ours:math`,
                               `ours:numeric:tolerance=1e-6` (values parsed as JSON when they can be)
-  math-verify                 plain `math_verify.parse` + `math_verify.verify`, in process
+  math-verify                 plain `math_verify.parse` + `math_verify.verify`, in process (a gold
+                              that parses to nothing is retried wrapped in `$...$`)
   label[:COLUMN]              a labelled column (`label` or `expected` by default): a verdict
                               name, true/false, yes/no or 1/0
 
@@ -68,7 +69,8 @@ def _math_verify(arg: str, timeout: float | None = None, workers: int | None = N
 
     def one(prediction: str, gold: str) -> Result:
         try:
-            gold_parsed = math_verify.parse(gold)
+            # gold as most pipelines pass it: plain, else wrapped in $...$ (bare LaTeX needs delimiters)
+            gold_parsed = math_verify.parse(gold) or math_verify.parse(f"${gold}$")
             if not gold_parsed:
                 return {"verdict": Verdict.BAD_GOLD.value, "extracted": None, "detail": "math_verify.parse(gold) is empty"}
             pred_parsed = math_verify.parse(prediction)
