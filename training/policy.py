@@ -74,8 +74,8 @@ class DefaultPolicySpec:
     ops: str = "+"
     target_accuracy: float = 0.15  # stop SFT once held-out greedy accuracy reaches this
     batch_size: int = 128
-    lr: float = 3e-3
-    max_steps: int = 4000
+    lr: float = 1e-3
+    max_steps: int = 5000
     eval_every: int = 25
     seed: int = 0
 
@@ -87,14 +87,17 @@ class DefaultPolicySpec:
 DEFAULT_POLICY = DefaultPolicySpec()
 
 
-def default_policy_path(spec: DefaultPolicySpec = DEFAULT_POLICY, build: bool = True) -> Path:
+def default_policy_path(spec: DefaultPolicySpec | None = None, build: bool = True) -> Path:
     """Folder of the cached default policy, built by SFT first when missing (and `build`)."""
+    spec = spec or DEFAULT_POLICY
     path = cache_dir() / f"policy-{spec.key()}"
     if (path / "config.json").exists() or not build:
         return path
     from training.sft import SFTConfig, train_sft
     from verifiers.tasks import ArithmeticTask
 
+    if not torch.cuda.is_available():
+        torch.set_num_threads(1)  # see RLConfig.cpu_threads
     print(f"rewardlab: building the default policy (tiny Llama, SFT on arithmetic) -> {path}", flush=True)
     model, tok = tiny_policy(spec.model, seed=spec.seed)
     task = ArithmeticTask(digits=spec.digits, n_terms=spec.n_terms, ops=spec.ops)

@@ -20,6 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", default="arithmetic:digits=3,n_terms=2,ops=+", help="task spec or JSONL/Parquet/CSV file with prompt and answer columns")
     parser.add_argument("--eval-data", default=None, help="held-out file (default: the task's test split, or the last 10%% of --data)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/sft"), help="where the trained model, config and log go")
+    parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: torch's default) [default: 1]")
     add_config_args(parser, SFTConfig)
 
 
@@ -28,6 +29,10 @@ def run(args: argparse.Namespace) -> int:
     from training.policy import load_policy, save_policy_atomically, tiny_policy
     from training.sft import train_sft
 
+    import torch
+
+    if args.cpu_threads and not torch.cuda.is_available():
+        torch.set_num_threads(args.cpu_threads)
     try:
         config = config_from_args(SFTConfig, args)
         rows = load_rows(args.data, split="train", seed=config.seed)

@@ -176,6 +176,8 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
     from tqdm.auto import tqdm
 
     run = run or prepare_run(config)  # bad configuration fails here, before any model is loaded
+    if config.cpu_threads and not torch.cuda.is_available():
+        torch.set_num_threads(config.cpu_threads)
     accelerator = Accelerator(mixed_precision=_mixed_precision(config))
     out_dir = Path(config.output_dir)
     ckpt_root = out_dir / "checkpoints"
