@@ -107,3 +107,17 @@ def test_minilm_bt_smoke_run(tmp_path):
     result = train(cfg, progress=False)
     assert result["eval"]["pairwise_accuracy"] > 0.6, result["eval"]
     assert result["eval"]["pairwise_accuracy/missing_answer"] == 1.0  # an easy negative is always separated
+
+
+def test_quantile_from_a_preference_file_with_a_held_out_share(tmp_path, tiny_backbone):
+    """QRM trained with Bradley-Terry on the mean, from a user file split 80/20 by prompt."""
+    from reward_models.data import make_preference_rows
+
+    rows = [{**r, "margin": 0.5} for r in make_preference_rows(60, seed=1)]
+    data = _write_jsonl(tmp_path / "prefs.jsonl", rows)
+    cfg = _cfg(tmp_path, tiny_backbone, "qrm-pref", kind="quantile", data=data, eval_fraction=0.2, steps=3, eval_every=3, save_every=3)
+    result = train(cfg, progress=False)
+    assert result["format"] == "preference" and result["n_train"] + result["n_eval"] == len(rows)
+    assert 0.0 <= result["eval"]["pairwise_accuracy"] <= 1.0
+    score = load_reward_model(result["final"], device="cpu").score(["1+1="], ["The answer is 2."])[0]
+    assert len(score.quantiles) == 19 and score.gate == {"score": 1.0}
