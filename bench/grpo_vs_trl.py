@@ -37,6 +37,7 @@ def common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=2e-4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--eval-size", type=int, default=300)
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads for both trainers")
 
 
 def held_out_accuracy(model_dir: str, args) -> float:
@@ -60,7 +61,8 @@ def run_ours(args, out: Path) -> dict:
     config = RLConfig(model=args.model, data=args.data, reward="verifier:math", steps=args.steps,
                       prompts_per_step=args.prompts, group_size=args.group_size, max_new_tokens=args.max_new_tokens,
                       lr=args.lr, clip_low=0.2, clip_high=0.2, estimator="grpo", loss_agg="token_mean",
-                      eval_every=0, eval_size=10, checkpoint_every=0, report=False, seed=args.seed, output_dir=out)
+                      eval_every=0, eval_size=10, checkpoint_every=0, report=False, seed=args.seed, output_dir=out,
+                      cpu_threads=args.threads)
     t0 = time.time()
     train(config)
     wall = time.time() - t0
@@ -117,6 +119,9 @@ def run_trl(args, out: Path) -> dict:
 
 
 def child(args) -> None:
+    import torch
+
+    torch.set_num_threads(args.threads)  # the same on both sides (the trainer's --cpu-threads default is 1)
     out = Path(args.out)
     result = (run_ours if args.only == "rewardlab" else run_trl)(args, out / args.only)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -139,7 +144,7 @@ def main() -> None:
     start_acc = held_out_accuracy(args.model, args)
     base = [sys.executable, __file__, "--model", args.model, "--data", args.data, "--steps", str(args.steps),
             "--prompts", str(args.prompts), "--group-size", str(args.group_size), "--max-new-tokens",
-            str(args.max_new_tokens), "--lr", str(args.lr), "--seed", str(args.seed), "--eval-size", str(args.eval_size),
+            str(args.max_new_tokens), "--lr", str(args.lr), "--seed", str(args.seed), "--eval-size", str(args.eval_size), "--threads", str(args.threads),
             "--out", str(out)]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     results = {}
@@ -151,7 +156,8 @@ def main() -> None:
     print(f"\nheld-out greedy accuracy at the start: {start_acc:.1%}")
     print(f"{'':12}{'s/step':>10}{'tokens/s':>12}{'peak MB':>10}{'reward first5':>15}{'reward last5':>14}{'acc after':>11}")
     for r in (ours, trl):
-        first, last = sum(r["rewards"][:5]) / 5, sum(r["rewards"][-5:]) / 5
+        k = min(5, len(r["rewards"]))
+        first, last = sum(r["rewards"][:k]) / k, sum(r["rewards"][-k:]) / k
         print(f"{r['name']:12}{r['s_per_step']:>10.3f}{r['tokens_per_s']:>12.0f}{r['peak_rss_mb']:>10.0f}{first:>15.3f}{last:>14.3f}{r['accuracy_after']:>11.1%}")
     print(f"\nspeed ratio (TRL s/step / rewardlab s/step): {trl['s_per_step'] / ours['s_per_step']:.2f}x")
     print(f"tokens/s ratio: {ours['tokens_per_s'] / trl['tokens_per_s']:.2f}x; peak memory ratio (TRL / rewardlab): {trl['peak_rss_mb'] / ours['peak_rss_mb']:.2f}x")
