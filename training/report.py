@@ -5,7 +5,7 @@ and an HTML page with the before/after numbers.
 >>> d = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (d / "metrics.jsonl").write_text("\\n".join(json.dumps({"step": s, "reward/mean": s / 2}) for s in (1, 2)))
 >>> sorted(p.name for p in write_report(d, {"accuracy_before": 0.1, "accuracy_after": 0.5}))
-['report.html', 'report.md', 'reward.png']
+['accuracy.png', 'report.html', 'report.md', 'reward.png']
 """
 
 from __future__ import annotations
@@ -58,7 +58,12 @@ def write_report(run_dir: Path, summary: dict[str, Any]) -> list[Path]:
     """Write the plots and report.md / report.html into `run_dir`; returns the written files."""
     run_dir = Path(run_dir)
     records = read_metrics(run_dir / "metrics.jsonl")
-    written = [run_dir / name for name, (title, keys) in PLOTS.items() if _plot(records, keys, title, run_dir / name)]
+    plotted = list(records)  # held-out accuracy before (step 0) and after (last step) join the eval curve
+    if isinstance(summary.get("accuracy_before"), float):
+        plotted.insert(0, {"step": 0, "eval/accuracy": summary["accuracy_before"]})
+    if isinstance(summary.get("accuracy_after"), float) and records:
+        plotted.append({"step": records[-1]["step"], "eval/accuracy": summary["accuracy_after"]})
+    written = [run_dir / name for name, (title, keys) in PLOTS.items() if _plot(plotted, keys, title, run_dir / name)]
     rows = [(k, f"{v:.4g}" if isinstance(v, float) else str(v)) for k, v in summary.items()]
     last = records[-1] if records else {}
     md = ["# RL run report", "", "| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows]
