@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; bad input is reported as one line on stderr with exit code 2."""
+    try:
+        return _run(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"rewardlab audit-verifier: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     cfg = config_from_args(AuditConfig, args)
     from eval.audit import audit, build_auditor
     from eval.data import load_rows

@@ -29,7 +29,11 @@ def load_rows(source: str | Path, split: str = "train", limit: int | None = None
     elif path.exists():
         raise ValueError(f"cannot read {str(path)!r}: use a .jsonl, .json, .parquet or .csv file")
     else:
-        ds = datasets.load_dataset(str(source), split=split)
+        try:
+            ds = datasets.load_dataset(str(source), split=split)
+        except Exception as exc:  # noqa: BLE001 - any hub/offline failure becomes one clear message
+            raise ValueError(f"cannot load {str(source)!r}: not a local .jsonl/.json/.parquet/.csv file, and loading it as a "
+                             f"dataset name failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
     rows = [dict(r) for r in ds]
     return rows[:limit] if limit else rows
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,15 @@ def sample_completions(cfg: EvalPolicyConfig, prompts: list) -> tuple[list[list[
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; bad input is reported as one line on stderr with exit code 2."""
+    try:
+        return _run(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"rewardlab eval-policy: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     cfg = config_from_args(EvalPolicyConfig, args)
     import numpy as np
 

@@ -9,6 +9,7 @@ Writes report.json / report.md / report.html with plots into --out and prints a 
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,15 @@ def run_check(rm: Any, cfg: EvalRMConfig, out: Path):
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command; bad input is reported as one line on stderr with exit code 2."""
+    try:
+        return _run(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"rewardlab eval-rm: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     cfg = config_from_args(EvalRMConfig, args)
     from reward_models import load_reward_model
 

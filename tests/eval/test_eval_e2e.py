@@ -94,13 +94,16 @@ def test_eval_rm_quantile(quantile_rm_path, tmp_path):
         assert 0.0 <= r["coverage_10_90"] <= 1.0 and r["pinball"] >= 0.0
 
 
-def test_eval_rm_bad_input_errors(bt_rm_path, tmp_path):
-    with pytest.raises(ValueError, match="--samples"):
-        main(["eval-rm", "--mode", "check", "--rm", bt_rm_path])
+def test_eval_rm_bad_input_errors(bt_rm_path, tmp_path, capsys):
+    # bad input: one clear line on stderr naming the argument, exit code 2, no traceback
+    assert main(["eval-rm", "--mode", "check", "--rm", bt_rm_path]) == 2
+    assert "--samples" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"prompt": "p", "answer": "1"}) + "\n")
-    with pytest.raises(ValueError, match="missing \\['chosen', 'rejected'\\]"):
-        main(["eval-rm", "--rm", bt_rm_path, "--data", str(bad), "--out", str(tmp_path / "o")])
+    assert main(["eval-rm", "--rm", bt_rm_path, "--data", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert "missing ['chosen', 'rejected']" in capsys.readouterr().err
+    assert main(["eval-rm", "--rm", bt_rm_path, "--data", str(tmp_path / "nope.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().err
 
 
 def test_audit_verifier_ours_vs_math_verify_and_labels(tmp_path):
@@ -151,6 +154,13 @@ def test_eval_policy_passk_majk_rewards_gap(tiny_policy_path, bt_rm_path, tmp_pa
     assert (out / "passk.png").stat().st_size > 0
 
 
-def test_eval_policy_rejects_bad_k():
-    with pytest.raises(ValueError, match="--k values"):
-        main(["eval-policy", "--n", "4", "--k", "8"])
+def test_bad_arguments_of_audit_and_policy(tmp_path, capsys):
+    assert main(["eval-policy", "--n", "4", "--k", "8"]) == 2
+    assert "--k values" in capsys.readouterr().err
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"pred": "4", "gold": "4"}) + "\n")
+    assert main(["audit-verifier", "--input", str(items), "--out", str(tmp_path / "a")]) == 2
+    assert "--prediction-column" in capsys.readouterr().err
+    assert main(["audit-verifier", "--input", str(items), "--prediction-column", "pred", "--b", "sympy",
+                 "--out", str(tmp_path / "a")]) == 2
+    assert "unknown verifier 'sympy'" in capsys.readouterr().err
