@@ -102,6 +102,23 @@ def _parse(text: str) -> list:
     return raw
 
 
+_GLUED_TAIL_RE = re.compile(r"(?<![\w.\\])([+-]?\d+(?:\.\d+)?[A-Za-z])[.!]?\s*$")
+_LATEX_MARKERS = ("$", "\\boxed", "\\fbox", "\\(", "\\[")
+
+
+def _parse_prediction(prediction: str) -> list:
+    """`_parse` for a completion. In plain text (no LaTeX markers), math-verify's plain-expression
+    pattern reads a final "5t" as 5, dropping the letter; a final number glued to one letter is a
+    variable answer (see the module docstring), so it is read as LaTeX, the way a gold "5t" is."""
+    if not any(marker in prediction for marker in _LATEX_MARKERS):
+        glued = _GLUED_TAIL_RE.search(_spans.final_answer_span(prediction) or "")
+        if glued:
+            parsed = _parse(f"${glued.group(1)}$")
+            if parsed:
+                return parsed
+    return _parse(prediction)
+
+
 def _is_separated_unit(before: str, after: str) -> bool:
     removed = before[len(after):] if before.startswith(after) else ""
     if not removed:
@@ -343,7 +360,7 @@ def _decide(prediction: str, gold: str, rel_tol: float, strict: bool) -> Decisio
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
     text_gold = _text_gold(gold)
 
-    pred_parsed = _parse(prediction)
+    pred_parsed = _parse_prediction(prediction)
     span = _spans.final_answer_span(prediction) if text_gold else None
     if text_gold and span is not None and _fold(span) == text_gold:
         return Verdict.CORRECT, span, gold_text, "text answer matches"
@@ -372,7 +389,7 @@ def _verdict(ok: bool) -> Verdict:
 
 def extract_math(text: str) -> str | None:
     """The answer `verify_math` reads from `text`, as text (a plain number in canonical form)."""
-    parsed = _parse(prepare_prediction(clean(text)))
+    parsed = _parse_prediction(prepare_prediction(clean(text)))
     if not parsed:
         return None
     num = _num_from(parsed)

@@ -141,6 +141,9 @@ CASES = [
     (r"$5t$", "5t", OK),  # a variable answer with the same variable
     (r"$5$", "5t", NO),  # unit-stripping bug: 5 is not 5t (anchor says equal)
     (r"$5t$", "5", NO),  # 5t is not 5 either: a glued letter is a variable
+    ("It takes 5t", "5", NO),  # plain text: the glued letter is kept, not dropped as 5
+    ("The answer is 5t.", "5t", OK),  # plain-text variable answer read as 5*t, like the gold
+    ("5t", "5t", OK),  # bare plain-text variable answer
     (r"$3x$", "3x", OK),  # x is never a unit
     (r"$3y$", "3x", NO),  # different variable
     (r"$5m$", "5m", OK),  # m glued to the number: a variable
