@@ -37,7 +37,7 @@ class RLConfig:
     accuracy_reward: str | None = opt("verifier:math", "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip")
     output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
     # sampling
-    steps: int = opt(300, "optimizer steps (each: sample, score, num_iterations passes)")
+    steps: int = opt(200, "optimizer steps (each: sample, score, num_iterations passes)")
     prompts_per_step: int = opt(64, "prompts sampled per step")
     group_size: int = opt(8, "completions per prompt (G)")
     max_new_tokens: int = opt(6, "completion length limit (3-digit sums need 4 digits + EOS)")

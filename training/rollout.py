@@ -166,6 +166,17 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
+def _accepts_logits_to_keep(model: Any) -> bool:
+    import inspect
+
+    inner = getattr(model, "module", model)
+    inner = getattr(inner, "get_base_model", lambda: inner)()
+    try:
+        return "logits_to_keep" in inspect.signature(inner.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def generate(
     model: Any,
     tokenizer: Any,
@@ -201,6 +212,7 @@ def token_logprobs(
     temperature: float = 1.0,
     with_entropy: bool = False,
     return_hidden: bool = False,
+    entropy_grad: bool = True,
 ) -> tuple[torch.Tensor, ...]:
     """Logprobs of the last `C = num_completion_tokens` tokens under `model`, with the same
     positions as `generate` used (positions count only unmasked tokens, so left padding does not
@@ -211,8 +223,9 @@ def token_logprobs(
     before each completion token, which a value head reads])
     """
     position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+    kwargs = {"logits_to_keep": num_completion_tokens + 1} if _accepts_logits_to_keep(model) else {}
     out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                output_hidden_states=return_hidden)
+                output_hidden_states=return_hidden, **kwargs)  # LM head on the completion positions only
     logits = out.logits
     logits = logits[:, -num_completion_tokens - 1 : -1, :].float()  # [N, C, V] predicts the next token
     if temperature > 0:
@@ -221,8 +234,9 @@ def token_logprobs(
     targets = input_ids[:, -num_completion_tokens:]
     logprobs = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     entropy = None
-    if with_entropy:
-        entropy = -(logp_all.exp() * logp_all).sum(-1)
+    if with_entropy:  # a diagnostic unless an entropy bonus or rl_zvp asks for it: no graph needed
+        with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
     if return_hidden:
         return logprobs, entropy, out.hidden_states[-1][:, -num_completion_tokens - 1 : -1, :]
     return logprobs, entropy

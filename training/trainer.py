@@ -149,15 +149,16 @@ def _columns(rows: list[dict], group_size: int) -> dict[str, list]:
     return {k: [row.get(k) for row in rows for _ in range(group_size)] for k in keys}
 
 
-def _forward(model, value_head, rollout: Rollout, idx, temperature: float, with_entropy: bool):
+def _forward(model, value_head, rollout: Rollout, idx, temperature: float, with_entropy: bool, entropy_grad: bool = False):
     """logprobs, entropy, values [n, C] of the rows `idx` of the rollout."""
     ids, attn = rollout.input_ids[idx], rollout.attention_mask[idx]
     c = rollout.completion_ids.shape[1]
     if value_head is None:
-        logprobs, entropy = token_logprobs(model, ids, attn, c, temperature, with_entropy)
+        logprobs, entropy = token_logprobs(model, ids, attn, c, temperature, with_entropy, entropy_grad=entropy_grad)
         return logprobs, entropy, None
-    logprobs, entropy, hidden = token_logprobs(model, ids, attn, c, temperature, with_entropy, return_hidden=True)
-    values = value_head(hidden.to(value_head.weight.dtype)).squeeze(-1).float()
+    logprobs, entropy, hidden = token_logprobs(model, ids, attn, c, temperature, with_entropy, return_hidden=True,
+                                               entropy_grad=entropy_grad)
+    values = value_head(hidden.to(next(value_head.parameters()).dtype)).squeeze(-1).float()
     return logprobs, entropy, values
 
 
@@ -204,7 +205,7 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
         from training.vllm_backend import VLLMSampler
 
         vllm = VLLMSampler(models["policy_path"], tokenizer, config.vllm_gpu_memory,
-                           max_model_len=getattr(model.config, "max_position_embeddings", 4096), seed=config.seed,
+                           max_model_len=getattr(accelerator.unwrap_model(model).config, "max_position_embeddings", 4096), seed=config.seed,
                            accelerator=accelerator)
 
     reward_fn, accuracy_fn = run["reward_fn"], run["accuracy_fn"]
@@ -358,7 +359,8 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
                     idx = slice(s, s + micro)
                     sync = contextlib.nullcontext() if j == len(starts) - 1 else accelerator.no_sync(model)
                     with sync, accelerator.autocast():
-                        logprobs, entropy, values = _forward(model, value_head, rollout, idx, config.temperature, True)
+                        logprobs, entropy, values = _forward(model, value_head, rollout, idx, config.temperature, True,
+                                                             entropy_grad=config.entropy_coef != 0)
                         mask = loss_mask[idx].float()
                         old = old_logprobs[idx] if old_logprobs is not None else logprobs.detach()
                         pg, clipped = clipped_surrogate(logprobs, old, advantages[idx], config.clip_low, config.clip_high, config.dual_clip)
