@@ -63,7 +63,9 @@ class PairEncoder:
 
     def _join(self, prompt: Encoding, response: Encoding) -> Encoding:
         post = self._backend.post_processor
-        if post is None:
+        if post is None:  # plain concatenation (many decoders); mark which side each token came from
+            prompt.set_sequence_id(0)
+            response.set_sequence_id(1)
             return Encoding.merge([prompt, response], growing_offsets=False)
         return post.process(prompt, response, add_special_tokens=True)
 

@@ -163,3 +163,27 @@ def test_docstring_examples(module):
 
 def test_package_exports():
     assert callable(reward_models.load_reward_model)
+
+
+def test_a_decoder_backbone_pools_the_last_token_and_places_step_labels(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaModel, PreTrainedTokenizerFast
+
+    words = ["<pad>", "<unk>", "<eos>", "1+2=", "1+2", "=", "3", "The", "answer", "is", "3."]
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()  # no post-processor: plain concatenation
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, pad_token="<pad>", unk_token="<unk>", eos_token="<eos>")
+    config = LlamaConfig(vocab_size=len(words), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                         num_attention_heads=2, num_key_value_heads=2, pad_token_id=0)
+    path = tmp_path / "tiny-llama"
+    LlamaModel(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    enc = PairEncoder(load_tokenizer(str(path)), max_length=32)
+    item = enc.encode_steps("1+2=", ["1+2 = 3", "The answer is 3."], " ")
+    assert item["step_positions"] == [3, 7]  # last token of each step: "3" and "3."
+    model = RewardModel.from_backbone(str(path), "prm", max_seq_length=32)
+    assert model.pooling == "last"
+    model.save_pretrained(tmp_path / "prm")
+    tok.save_pretrained(tmp_path / "prm")
+    scores = load_reward_model(tmp_path / "prm", device="cpu").score(["1+2="], [["1+2 = 3", "The answer is 3."]])
+    assert len(scores[0].step_probs) == 2 and scores[0].n_truncated == 0
