@@ -25,10 +25,12 @@ labels}, scored {prompt, response, <score columns>}; every row also has `answer`
 >>> rows = make_preference_rows(4, seed=0, split="test")
 >>> sorted(rows[0])
 ['answer', 'chosen', 'error_type', 'prompt', 'rejected']
->>> print(rows[0]["chosen"])  # doctest: +SKIP
-Step 1: 59+74 = 133
-Step 2: 133-35 = 98
-The answer is 98.
+>>> print(rows[0]["chosen"])
+Step 1: 3+27 = 30
+Step 2: 30+23 = 53
+Therefore, the answer is 53.
+>>> rows[0]["error_type"], rows[0]["rejected"].splitlines()[-1]
+('arithmetic_slip', 'Therefore, the answer is 51.')
 """
 
 from __future__ import annotations
