@@ -58,3 +58,29 @@ def test_no_reference_model_is_loaded_when_the_kl_weight_is_zero(tiny_dir, tmp_p
     monkeypatch.setattr(training.policy, "load_policy", lambda *a, **k: calls.append(a) or real(*a, **k))
     train(RLConfig(model=str(tiny_dir), output_dir=tmp_path / "r", **{**BASE, "steps": 1}))
     assert len(calls) == 1  # the policy only
+
+
+DENSE_REWARD = '''
+from rewards.base import RewardOutput
+
+def stepwise(prompts, completions, **columns):
+    """+0.5 at the end of each character of the completion that is a digit: a dense reward."""
+    steps = [[0.5 for ch in c if ch.isdigit()] for c in completions]
+    ends = [[i + 1 for i, ch in enumerate(c) if ch.isdigit()] for c in completions]
+    return RewardOutput(totals=[sum(s) for s in steps], step_rewards=steps, step_ends=ends)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("estimator", ["reinforce_pp", "gae"])
+def test_dense_rewards_drive_token_level_estimators(estimator, tiny_dir, tmp_path, monkeypatch):
+    (tmp_path / "dense_reward_mod.py").write_text(DENSE_REWARD)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "run"
+    train(RLConfig(model=str(tiny_dir), output_dir=out, **{**BASE, "reward": "dense_reward_mod:stepwise",
+                                                            "estimator": estimator, "group_size": 1 if estimator == "gae" else 4}))
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert all(math.isfinite(r["loss"]) for r in rows) and rows[0]["reward/mean"] >= 0
+    start = load_file(str(tiny_dir / "model.safetensors"))
+    end = load_file(str(out / "policy" / "model.safetensors"))
+    assert any(not torch.equal(start[k], end[k]) for k in start)
