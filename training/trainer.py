@@ -31,7 +31,7 @@ from training.kl import KL
 from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogate, clipped_value_loss
 from training.rollout import Rollout, prompt_text, sample, token_logprobs
 from training.sampling import VarianceCurriculum, group_variance_score, varied_groups
-from training.scoring import required_columns, score, token_rewards
+from training.scoring import Scores, required_columns, score, token_rewards
 
 
 class TrainingStopped(RuntimeError):
@@ -143,6 +143,12 @@ def _select(r: Rollout, keep: torch.Tensor) -> Rollout:
                    r.truncated[idx], [r.texts[i] for i in idx])
 
 
+def _subset(scores: Scores, idx: list[int]) -> Scores:
+    pick = lambda xs: [xs[i] for i in idx] if xs else None  # noqa: E731
+    return Scores(totals=pick(scores.totals), applicable=pick(scores.applicable), step_rewards=pick(scores.step_rewards),
+                  step_ends=pick(scores.step_ends), metrics=scores.metrics)
+
+
 def _columns(rows: list[dict], group_size: int) -> dict[str, list]:
     """Dataset columns (everything but the prompt), repeated once per completion."""
     keys = [k for k in rows[0] if k != "prompt"]
@@ -213,7 +219,6 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
     stream = PromptStream(run["rows"], seed=config.seed + 1000 * accelerator.process_index)
     curriculum = VarianceCurriculum(config.curriculum_kappa, config.curriculum_fraction) if config.curriculum == "variance" else None
     estimator = ESTIMATORS[config.estimator]
-    aggregate = AGGREGATIONS[config.loss_agg]
     kl_fn = KL[config.kl_estimator]
     G = config.group_size
     est_params = dict(eps=config.eps, qae_k=config.qae_k, w_lambda=config.w_lambda, zvp_alpha=config.zvp_alpha,
@@ -304,11 +309,7 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
                     sel = keep.repeat_interleave(G)
                     kept_rollouts.append(_select(rollout, sel))
                     kept_rows += [r for r, k in zip(rows, keep.tolist()) if k]
-                    idx = sel.nonzero().flatten().tolist()
-                    kept_scores.append(type(scores)(
-                        totals=[scores.totals[i] for i in idx], applicable=[scores.applicable[i] for i in idx],
-                        step_rewards=[scores.step_rewards[i] for i in idx] if scores.step_rewards else None,
-                        step_ends=[scores.step_ends[i] for i in idx] if scores.step_ends else None, metrics=scores.metrics))
+                    kept_scores.append(_subset(scores, sel.nonzero().flatten().tolist()))
             counters["prompts_seen"] += drawn
             if not kept_rollouts:  # dynamic sampling found no group with any signal: log and move on
                 record = {"step": step, "skipped": "all groups had zero reward variance", "zero_variance_frac": 1.0}
@@ -319,7 +320,7 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
                 continue
             rollout = _concat(kept_rollouts, tokenizer.pad_token_id)
             n_kept = len(rollout.texts)
-            merged = type(kept_scores[0])(
+            merged = Scores(
                 totals=[t for s in kept_scores for t in s.totals], applicable=[a for s in kept_scores for a in s.applicable],
                 step_rewards=[x for s in kept_scores for x in (s.step_rewards or [])] or None,
                 step_ends=[x for s in kept_scores for x in (s.step_ends or [])] or None)
@@ -361,30 +362,17 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
                     with sync, accelerator.autocast():
                         logprobs, entropy, values = _forward(model, value_head, rollout, idx, config.temperature, True,
                                                              entropy_grad=config.entropy_coef != 0)
-                        mask = loss_mask[idx].float()
-                        old = old_logprobs[idx] if old_logprobs is not None else logprobs.detach()
-                        pg, clipped = clipped_surrogate(logprobs, old, advantages[idx], config.clip_low, config.clip_high, config.dual_clip)
-                        loss = aggregate(pg, mask, norm)
-                        if config.entropy_coef:
-                            loss = loss - config.entropy_coef * aggregate(entropy, mask, norm)
-                        if ref_logprobs is not None:
-                            kl = aggregate(kl_fn(logprobs, ref_logprobs[idx]), mask, norm)
-                            stats["kl"] += kl.item() / config.num_iterations
-                            if config.kl_in == "loss":
-                                loss = loss + config.kl_coef * kl
-                        if values is not None:
-                            vloss = aggregate(clipped_value_loss(values, old_values[idx], returns[idx], config.value_clip), mask, norm)
-                            loss = loss + config.value_coef * vloss
-                            stats["value_loss"] += vloss.item() / config.num_iterations
+                        loss, parts = _loss(config, logprobs, entropy, values, loss_mask[idx].float(), norm, advantages[idx],
+                                            old_logprobs[idx] if old_logprobs is not None else None,
+                                            ref_logprobs[idx] if ref_logprobs is not None else None,
+                                            old_values[idx] if values is not None else None,
+                                            returns[idx] if values is not None else None)
                         if not torch.isfinite(loss):
                             bad = True
                             break
                         accelerator.backward(loss)
-                    it = config.num_iterations
-                    stats["loss"] += loss.item() / it
-                    stats["clip_frac"] += token_sum(clipped, mask) / norm.num_tokens / it
-                    stats["approx_kl"] += token_sum(approx_kl(logprobs.detach(), old), mask) / norm.num_tokens / it
-                    stats["entropy"] += token_sum(entropy.detach(), mask) / norm.num_tokens / it
+                    for k, v in parts.items():
+                        stats[k] += v / config.num_iterations
                 if not bad:
                     grad_norm = accelerator.clip_grad_norm_(params, config.max_grad_norm)
                     bad = not math.isfinite(float(grad_norm))
@@ -469,6 +457,33 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
 
             write_report(out_dir, summary)
     return summary
+
+
+def _loss(config: RLConfig, logprobs, entropy, values, mask, norm: BatchNorm, advantages, old_logprobs, ref_logprobs,
+          old_values, returns) -> tuple[torch.Tensor, dict[str, float]]:
+    """One micro-batch's loss: clipped surrogate - entropy bonus + KL (in the loss) + value loss,
+    each aggregated with the whole batch's normaliser; and its diagnostics (sums over the batch).
+    All tensors [n, C]; `old_logprobs` None means the rollout policy is the current one (ratio 1)."""
+    aggregate = AGGREGATIONS[config.loss_agg]
+    old = old_logprobs if old_logprobs is not None else logprobs.detach()
+    pg, clipped = clipped_surrogate(logprobs, old, advantages, config.clip_low, config.clip_high, config.dual_clip)
+    loss = aggregate(pg, mask, norm)
+    parts = {"clip_frac": token_sum(clipped, mask) / norm.num_tokens,
+             "approx_kl": token_sum(approx_kl(logprobs.detach(), old), mask) / norm.num_tokens,
+             "entropy": token_sum(entropy, mask) / norm.num_tokens}
+    if config.entropy_coef:
+        loss = loss - config.entropy_coef * aggregate(entropy, mask, norm)
+    if ref_logprobs is not None:
+        kl = aggregate(KL[config.kl_estimator](logprobs, ref_logprobs), mask, norm)
+        parts["kl"] = kl.item()
+        if config.kl_in == "loss":
+            loss = loss + config.kl_coef * kl
+    if values is not None:
+        vloss = aggregate(clipped_value_loss(values, old_values, returns, config.value_clip), mask, norm)
+        loss = loss + config.value_coef * vloss
+        parts["value_loss"] = vloss.item()
+    parts["loss"] = loss.item()
+    return loss, parts
 
 
 def token_sum(x: torch.Tensor, mask: torch.Tensor) -> float:
