@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -60,6 +61,18 @@ def tiny_policy(spec: TinyModelSpec = TinyModelSpec(), seed: int = 0) -> tuple[A
     return model, tok
 
 
+@contextlib.contextmanager
+def cpu_threads(n: int):
+    """Run a block with `n` torch CPU threads (no-op on CUDA machines or when n is 0), then restore."""
+    before = torch.get_num_threads()
+    if n and not torch.cuda.is_available():
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("REWARDLAB_CACHE") or Path.home() / ".cache" / "rewardlab")
 
@@ -96,8 +109,6 @@ def default_policy_path(spec: DefaultPolicySpec | None = None, build: bool = Tru
     from training.sft import SFTConfig, train_sft
     from verifiers.tasks import ArithmeticTask
 
-    if not torch.cuda.is_available():
-        torch.set_num_threads(1)  # see RLConfig.cpu_threads
     print(f"rewardlab: building the default policy (tiny Llama, SFT on arithmetic) -> {path}", flush=True)
     model, tok = tiny_policy(spec.model, seed=spec.seed)
     task = ArithmeticTask(digits=spec.digits, n_terms=spec.n_terms, ops=spec.ops)
@@ -109,7 +120,8 @@ def default_policy_path(spec: DefaultPolicySpec | None = None, build: bool = Tru
         eval_every=spec.eval_every,
         seed=spec.seed,
     )
-    result = train_sft(model, tok, sft, task=task)
+    with cpu_threads(1):  # see RLConfig.cpu_threads
+        result = train_sft(model, tok, sft, task=task)
     if result["accuracy"] < spec.target_accuracy:
         raise RuntimeError(
             f"default policy warm start reached only {result['accuracy']:.1%} held-out accuracy after "

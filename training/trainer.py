@@ -179,12 +179,17 @@ def _no_grad_pass(model, value_head, rollout, temperature, micro: int, with_entr
 # ---------------------------------------------------------------- the loop
 def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run RL as configured; returns the summary (accuracy before/after, times, counts)."""
+    from training.policy import cpu_threads
+
+    run = run or prepare_run(config)  # bad configuration fails here, before any model is loaded
+    with cpu_threads(config.cpu_threads):
+        return _train(config, run)
+
+
+def _train(config: RLConfig, run: dict[str, Any]) -> dict[str, Any]:
     from accelerate import Accelerator
     from tqdm.auto import tqdm
 
-    run = run or prepare_run(config)  # bad configuration fails here, before any model is loaded
-    if config.cpu_threads and not torch.cuda.is_available():
-        torch.set_num_threads(config.cpu_threads)
     accelerator = Accelerator(mixed_precision=_mixed_precision(config))
     out_dir = Path(config.output_dir)
     ckpt_root = out_dir / "checkpoints"

@@ -1,5 +1,3 @@
-import os
-
 import pytest
 import torch
 
@@ -21,4 +19,11 @@ def tiny_dir(tmp_path_factory):
     return path
 
 
-torch.set_num_threads(1)  # tiny models: one thread is as fast, and never oversubscribes a shared CPU
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models: one thread is as fast, and never oversubscribes a shared CPU (the trainer's
+    --cpu-threads default). Restored afterwards so other packages' tests keep torch's default."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
