@@ -313,7 +313,9 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         start_step = state["step"]
-    model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    # the scheduler stays unprepared: the global batch is fixed (split across processes), so one
+    # optimizer step is one schedule step (a prepared scheduler would step once per process)
+    model, optimizer = accelerator.prepare(model, optimizer)
 
     metrics_path = out_dir / "metrics.jsonl"
     if accelerator.is_main_process:
