@@ -74,3 +74,36 @@ def test_load_policy_from_a_local_folder_and_a_clear_error_otherwise(tiny_dir, t
     assert tok.padding_side == "left" and tok.decode(tok("12+3")["input_ids"]) == "12+3"
     with pytest.raises(ValueError, match="--model"):
         load_policy(str(tmp_path / "nothing-here"))
+
+
+def test_lean_decoder_matches_transformers_generate_greedy():
+    # the lean KV-cache loop and model.generate agree token for token (greedy, left-padded batch)
+    from training.rollout import _cache_argument, encode_prompts
+
+    model, tok = tiny_policy(seed=3)
+    model.eval()
+    assert _cache_argument(model) is not None
+    prompts = ["1+1=", "123+456=", "7="]
+    ours = sample(model, tok, prompts, 2, max_new_tokens=6, temperature=0)
+    ids, mask = encode_prompts(tok, prompts)
+    ref = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=6, do_sample=False,
+                         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)[:, ids.shape[1]:]
+    ref_texts = [tok.decode(r, skip_special_tokens=True) for r in ref]
+    assert ours.texts == [t for t in ref_texts for _ in range(2)]
+
+
+FILTER_CASES = [
+    # (logits, top_p, top_k, kept positions)
+    ([1.0, 3.0, 2.0, 0.0], 1.0, 2, [1, 2]),  # top-2 keeps the two largest
+    ([0.0, 10.0, 0.0, 0.0], 0.5, 0, [1]),  # one token holds > 50% of the mass: nucleus keeps it alone
+    ([0.0, 0.0, 0.0, 0.0], 0.6, 0, [0, 1, 2]),  # uniform: 3 of 4 tokens are needed to reach 60%
+    ([1.0, 2.0, 3.0, 4.0], 1.0, 0, [0, 1, 2, 3]),  # no filtering
+]
+
+
+@pytest.mark.parametrize("logits,top_p,top_k,kept", FILTER_CASES)
+def test_top_k_top_p_filter(logits, top_p, top_k, kept):
+    from training.rollout import _filter_logits
+
+    out = _filter_logits(torch.tensor([logits]), top_p, top_k)
+    assert torch.isfinite(out[0]).nonzero().flatten().tolist() == kept
