@@ -128,6 +128,8 @@ def default_policy_path(spec: DefaultPolicySpec | None = None, build: bool = Tru
             f"{result['steps']} steps (target {spec.target_accuracy:.0%}); nothing was cached"
         )
     save_policy_atomically(model, tok, path, extra={"sft": result, "spec": asdict(spec)})
+    print(f"rewardlab: warm start reached {result['accuracy']:.1%} held-out accuracy after {result['steps']} SFT steps "
+          f"({result['seconds']:.0f} s); cached", flush=True)
     return path
 
 
