@@ -170,6 +170,10 @@ def group_indices(prompts: Sequence[Text]) -> list[list[int]]:
     """
     groups: dict[str, list[int]] = {}
     for i, p in enumerate(prompts):
-        key = p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(prompt_key(p), []).append(i)
     return list(groups.values())
+
+
+def prompt_key(prompt: Text) -> str:
+    """A string that identifies a prompt (a chat prompt by its JSON)."""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)

@@ -51,7 +51,8 @@ def _calibrated(kind: str = "math", column: str = "answer") -> Any:
 # name -> (factory(*positional, **keyword), usage). Add a reward by adding one line here.
 REWARDS: dict[str, tuple[Factory, str]] = {
     "verifier": (_verifier, "verifier[:KIND][:VERDICT=VALUE,...][:column=answer][:timeout=S]"),
-    "ttrl": (lambda kind="math", column="answer": ttrl.MajorityVoteReward(kind=kind, gold_column=column), "ttrl[:KIND]"),
+    "ttrl": (lambda kind="math", column="answer", min_votes=2: ttrl.MajorityVoteReward(kind=kind, gold_column=column, min_votes=min_votes),
+             "ttrl[:KIND][:min_votes=2]"),
     "format": (lambda pattern="think-answer": shaping.FormatReward(pattern), f"format[:{'|'.join(shaping.FORMAT_PATTERNS)}]"),
     "overlong": (lambda max_length=512, cache=128: shaping.OverlongPenalty(max_length, cache), "overlong[:max_length=512,cache=128]"),
     "repetition": (lambda ngram=3, max_penalty=-1.0: shaping.RepetitionPenalty(ngram, max_penalty), "repetition[:ngram=3,max_penalty=-1]"),

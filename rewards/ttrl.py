@@ -4,17 +4,24 @@ Per prompt (completions that share a prompt form a group), each completion's fin
 extracted; answers are grouped into classes of *equivalent* answers (the verifier decides, not
 string equality); the largest class is the pseudo-label and a completion earns 1.0 when its answer
 belongs to it, 0.0 otherwise. A prompt with no extractable answer at all gives None for all of its
-completions. Ties between classes of equal size go to the class whose smallest answer string sorts
-first, so the label does not depend on the order of the completions.
+completions, and so does a prompt whose largest class has fewer than `min_votes` votes (default 2):
+when every sampled answer differs there is no majority, and rewarding one of them would be noise.
+
+Ties between classes of equal size are broken by a hash of the prompt and the class's answer: the
+label does not depend on the order of the completions, and the tie-break favours no kind of
+answer. (An earlier rule, "the smallest string wins", systematically rewarded short answers
+starting with a low digit; on the default arithmetic task the policy collapsed to one-digit
+answers within ten steps.)
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, data_columns, group_indices, publish
+from rewards.base import Text, check_batch, completion_text, data_columns, group_indices, prompt_key, publish
 
 
 INTEGER = re.compile(r"[+-]?\d{1,50}")  # plain integer literals: equivalence is equality of value
@@ -42,13 +49,23 @@ def equivalence_classes(answers: Sequence[str], equal_pairs: set[tuple[int, int]
     return sorted(classes.values())
 
 
-def majority_class(classes: list[list[int]], answers: Sequence[str], counts: Sequence[int]) -> list[int]:
-    """The class with the most votes; ties go to the class whose smallest answer sorts first.
+def tie_key(salt: str, answer: str) -> int:
+    """Deterministic, order-free and content-neutral tie-break key for an answer of a prompt."""
+    return zlib.crc32(f"{salt}\x00{answer}".encode("utf-8", "surrogatepass"))
 
-    >>> majority_class([[0], [1]], ["7", "5"], [2, 2])
-    [1]
+
+def majority_class(classes: list[list[int]], answers: Sequence[str], counts: Sequence[int], salt: str = "") -> list[int]:
+    """The class with the most votes; ties go to the class with the smallest `tie_key(salt, answer)`
+    of its smallest answer (`salt` is the prompt, so ties fall differently on different prompts).
+
+    >>> majority_class([[0, 1], [2]], ["5", "5.0", "7"], [1, 1, 1])  # 2 votes against 1
+    [0, 1]
+    >>> a = majority_class([[0], [1]], ["7", "5"], [2, 2], salt="3+4=")  # a 2-2 tie, in either order
+    >>> b = majority_class([[0], [1]], ["5", "7"], [2, 2], salt="3+4=")
+    >>> ["7", "5"][a[0]] == ["5", "7"][b[0]]
+    True
     """
-    return min(classes, key=lambda c: (-sum(counts[i] for i in c), min(answers[i] for i in c)))
+    return min(classes, key=lambda c: (-sum(counts[i] for i in c), tie_key(salt, min(answers[i] for i in c))))
 
 
 def _default_extract() -> Callable[..., str | None]:
@@ -83,10 +100,13 @@ class MajorityVoteReward:
     extract: Callable[..., str | None] | None = None  # (text, kind=...) -> answer; default verifiers.extract_answer
     backend: Callable[..., list[Any]] | None = None  # verify_batch-like; default verifiers.verify_batch
     timeout: float | None = None  # per-comparison wall-clock limit (None: the verifier's default)
+    min_votes: int = 2  # a label needs at least this many equivalent answers; fewer -> None for the group
     name: str = "ttrl"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.min_votes, int) or self.min_votes < 1:
+            raise ValueError(f"MajorityVoteReward: min_votes must be an integer >= 1, got {self.min_votes!r}")
         if self.backend is None:
             from rewards.verifier import check_kind
 
@@ -144,7 +164,10 @@ class MajorityVoteReward:
                 continue
             counts = [sum(answers[i] == d for i in g) for d in distinct]
             classes = equivalence_classes(distinct, equal_pairs[gi])
-            winner = majority_class(classes, distinct, counts)
+            winner = majority_class(classes, distinct, counts, salt=prompt_key(prompts[g[0]]))
+            if sum(counts[i] for i in winner) < self.min_votes:  # no majority: no label
+                majority.append(set())
+                continue
             # the label is the class's most frequent spelling (ties: the one that sorts first)
             label = min((distinct[i] for i in winner), key=lambda d: (-counts[distinct.index(d)], d))
             majority.append({distinct[i] for i in winner})
@@ -170,7 +193,9 @@ class MajorityVoteReward:
         ratios = [sum(out[i] or 0.0 for i in g) / len(g) for g in labelled]
         metrics = {
             "parse_failures": float(sum(a is None for a in answers)),
-            "no_label_groups": float(len(groups) - len(labelled)),
+            "no_label_groups": float(len(groups) - len(labelled)),  # nothing extractable, or no majority
+            "no_majority_groups": float(sum(1 for g, m in zip(groups, majority)
+                                            if not m and any(answers[i] is not None for i in g))),
             "majority_ratio": sum(ratios) / len(ratios) if ratios else float("nan"),
             "reward_mean": sum(x or 0.0 for x in out) / n,
         }

@@ -21,16 +21,44 @@ def make(**kw):
         # equivalence by the verifier: "5", "5.0" and "+5" are one answer (3 votes) against "6", "6" (2)
         (["6", "5", "5.0", "+5", "6"], [0.0, 1.0, 1.0, 1.0, 0.0]),
         # unparseable completions never vote and get 0 when a label exists
-        (["x", "7", "y"], [0.0, 1.0, 0.0]),
+        (["x", "7", "7", "y"], [0.0, 1.0, 1.0, 0.0]),
         # nothing extractable -> None for the whole group
         (["x", "y"], [None, None]),
-        # tie 2-2: the class whose smallest answer sorts first ("3" < "9") wins, whatever the order
-        (["9", "3", "9", "3"], [0.0, 1.0, 0.0, 1.0]),
-        (["3", "9", "3", "9"], [1.0, 0.0, 1.0, 0.0]),
+        # every answer different: no majority (1 vote < min_votes 2) -> None, not an arbitrary winner
+        (["1", "2", "3", "4"], [None, None, None, None]),
+        # a single extractable answer is not a majority either
+        (["x", "7", "y"], [None, None, None]),
     ],
 )
 def test_majority_vote_table(completions, expected):
     assert make()(["p"] * len(completions), completions) == expected
+
+
+def test_min_votes_one_labels_a_lone_answer():
+    # min_votes=1 restores "any plurality wins": 7 is the only answer, so it is the label
+    assert make(min_votes=1)(["p"] * 3, ["x", "7", "y"]) == [0.0, 1.0, 0.0]
+    with pytest.raises(ValueError, match="min_votes"):
+        make(min_votes=0)
+
+
+def test_ties_do_not_depend_on_order():
+    fn = make()
+    for prompt in ("1+2=", "40+2=", "p"):
+        a = fn([prompt] * 4, ["9", "3", "9", "3"])
+        b = fn([prompt] * 4, ["3", "9", "3", "9"])
+        assert sorted(a) == [0.0, 0.0, 1.0, 1.0]
+        assert a[0] == b[1] and a[1] == b[0]  # the same answer wins whatever the order
+
+
+def test_ties_favour_no_kind_of_answer():
+    # A 2-2 tie between a short and a long answer on 400 prompts: a content-neutral tie-break
+    # picks the short one about half the time. (Preferring the string that sorts first picked
+    # "1" every time, and the default run collapsed to one-digit answers.)
+    fn = make()
+    prompts = [f"{i}+{i}=" for i in range(400)]
+    out = fn([p for p in prompts for _ in range(4)], ["1", "1", "1234", "1234"] * 400)
+    short_wins = sum(out[4 * i] == 1.0 for i in range(400)) / 400
+    assert 0.4 < short_wins < 0.6
 
 
 def test_groups_by_prompt_and_diagnostics_with_gold():
@@ -54,7 +82,9 @@ def test_groups_by_prompt_and_diagnostics_with_gold():
 def test_chat_prompts_group_by_content():
     fn = make()
     p1, p2 = [{"role": "user", "content": "1+1="}], [{"role": "user", "content": "2+2="}]
-    assert fn([p1, p1, p2], ["2", "3", "4"]) == [1.0, 0.0, 1.0]  # 1-1 tie in group 1: "2" < "3"
+    # same content, separate message lists: one group each; 2 votes for "2" in group 1, for "4" in group 2
+    assert fn([p1, p1, p1, p2, p2], ["2", "3", "2", "4", "4"]) == [1.0, 0.0, 1.0, 1.0, 1.0]
+    assert fn([list(p1), list(p1)], ["2", "2"]) == [1.0, 1.0]
 
 
 def test_union_find_and_tie_helpers():
