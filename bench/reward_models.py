@@ -114,18 +114,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parallel", action="store_true",
                    help="run both trainers at the same time (one CPU thread each): on a machine shared with other work, "
                         "both then see the same load, so the ratio stays meaningful")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads per trainer (0 = torch default)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads per trainer (0 = all CPUs; --parallel: 1)")
     p.add_argument("--only", choices=list(RUNNERS), help=argparse.SUPPRESS)  # child mode
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = p.parse_args(argv)
     if args.only:
-        if args.threads:
-            import torch
+        import torch
 
-            torch.set_num_threads(args.threads)
+        # explicit, equal thread counts: a child process does not always get torch's usual default
+        torch.set_num_threads(args.threads or os.cpu_count() or 1)
         t0 = time.perf_counter()
         result = RUNNERS[args.only](args)
-        result.update(peak_rss_mb=_peak_rss_mb(), wall_s=time.perf_counter() - t0)
+        result.update(peak_rss_mb=_peak_rss_mb(), wall_s=time.perf_counter() - t0, threads=torch.get_num_threads())
         print("RESULT " + json.dumps(result))
         return 0
     child_args = [a for a in (argv if argv is not None else sys.argv[1:])]
@@ -148,9 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     ours, trl = results["ours"], results["trl"]
     mode = "in parallel, 1 thread each" if args.parallel else "one after the other"
     print(f"BT reward model, {args.steps} steps x {args.batch_size} pairs, max_length {args.max_length}, lr {args.lr}, fp32, {mode}")
-    print(f"{'':8} {'pairs/s':>9} {'peak RSS MB':>12} {'held-out acc':>13} {'wall s':>7}")
+    print(f"{'':8} {'pairs/s':>9} {'peak RSS MB':>12} {'held-out acc':>13} {'wall s':>7} {'threads':>8}")
     for name, r in results.items():
-        print(f"{name:8} {r['samples_per_s']:9.2f} {r['peak_rss_mb']:12.0f} {r['accuracy']:13.3f} {r['wall_s']:7.0f}")
+        print(f"{name:8} {r['samples_per_s']:9.2f} {r['peak_rss_mb']:12.0f} {r['accuracy']:13.3f} {r['wall_s']:7.0f} {r['threads']:8d}")
     print(f"throughput ratio ours/TRL: {ours['samples_per_s'] / trl['samples_per_s']:.2f}  (target >= 1.0)")
     print(f"accuracy difference ours-TRL: {ours['accuracy'] - trl['accuracy']:+.3f}  (target >= 0)")
     for t in ours["accuracy_by_type"]:
