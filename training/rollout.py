@@ -285,30 +285,98 @@ def token_logprobs(
     with_entropy: bool = False,
     return_hidden: bool = False,
     entropy_grad: bool = True,
+    share_prompts: bool = True,
 ) -> tuple[torch.Tensor, ...]:
     """Logprobs of the last `C = num_completion_tokens` tokens under `model`, with the same
     positions as `generate` used (positions count only unmasked tokens, so left padding does not
     shift them) and the sampling temperature applied to the logits.
 
+    Consecutive rows with the same prompt (the G completions of a group) share one forward pass
+    over that prompt (`share_prompts`, on models the KV-cache loop can drive): the prompt is run
+    once per group with a cache that the completions then attend to. Causal attention makes the
+    prompt's states independent of the completion, so logprobs and gradients are those of the
+    full forward (up to float rounding); the prompt's share of the compute drops G-fold.
+
     input_ids, attention_mask: [N, P + C]
     returns (logprobs [N, C], entropy [N, C] or None[, hidden [N, C, H]: the last hidden state
     before each completion token, which a value head reads])
     """
-    position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
-    kwargs = {"logits_to_keep": num_completion_tokens + 1} if _accepts_logits_to_keep(model) else {}
-    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                output_hidden_states=return_hidden, **kwargs)  # LM head on the completion positions only
-    logits = out.logits
-    logits = logits[:, -num_completion_tokens - 1 : -1, :].float()  # [N, C, V] predicts the next token
+    c = num_completion_tokens
+    split = _shared_prompt_forward(model, input_ids, attention_mask, c, return_hidden) if share_prompts else None
+    if split is not None:
+        logits, hidden = split  # [N, C, V], [N, C, H] or None
+    else:
+        position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+        kwargs = {"logits_to_keep": c + 1} if _accepts_logits_to_keep(model) else {}
+        out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                    output_hidden_states=return_hidden, **kwargs)  # LM head on the completion positions only
+        logits = out.logits[:, -c - 1 : -1, :]  # [N, C, V] predicts the next token
+        hidden = out.hidden_states[-1][:, -c - 1 : -1, :] if return_hidden else None
+    logits = logits.float()
     if temperature > 0:
         logits = logits / temperature
     logp_all = F.log_softmax(logits, dim=-1)
-    targets = input_ids[:, -num_completion_tokens:]
+    targets = input_ids[:, -c:]
     logprobs = logp_all.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     entropy = None
     if with_entropy:  # a diagnostic unless an entropy bonus or rl_zvp asks for it: no graph needed
         with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):
             entropy = -(logp_all.exp() * logp_all).sum(-1)
     if return_hidden:
-        return logprobs, entropy, out.hidden_states[-1][:, -num_completion_tokens - 1 : -1, :]
+        return logprobs, entropy, hidden
     return logprobs, entropy
+
+
+def prompt_groups(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Runs of consecutive rows with the same prompt: `(first [U], owner [N])`, the first row of
+    each run and, for every row, the index of its run.
+
+    >>> first, owner = prompt_groups(torch.tensor([[1, 2], [1, 2], [3, 4]]), torch.ones(3, 2))
+    >>> first.tolist(), owner.tolist()
+    ([0, 2], [0, 0, 1])
+    """
+    same = (prompt_ids[1:] == prompt_ids[:-1]).all(-1) & (prompt_mask[1:] == prompt_mask[:-1]).all(-1)  # [N - 1]
+    new = torch.cat([torch.ones(1, dtype=torch.bool, device=same.device), ~same])  # [N]
+    return new.nonzero().squeeze(-1), new.long().cumsum(0) - 1
+
+
+def _shared_prompt_forward(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, c: int,
+                           return_hidden: bool) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    """The forward pass of `token_logprobs` with each distinct prompt run once: logits [N, C, V]
+    (and the last hidden states [N, C, H]) at the positions that predict the completion tokens, or
+    None where it does not apply (no prompt shared, a model the cache loop cannot drive, a
+    wrapper such as DDP, gradient checkpointing), and the caller runs the full forward."""
+    n, width = input_ids.shape
+    p = width - c
+    if p < 1 or c < 1 or n < 2:
+        return None
+    cache_arg = _cache_argument(model)
+    if cache_arg is None or (model.training and _checkpointing(model)):
+        return None
+    first, owner = prompt_groups(input_ids[:, :p], attention_mask[:, :p])
+    if len(first) == n:  # every prompt distinct: nothing to share
+        return None
+    position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)  # [N, P + C]
+    out = model(input_ids=input_ids[first, :p], attention_mask=attention_mask[first, :p], position_ids=position_ids[first, :p],
+                use_cache=True, logits_to_keep=1, output_hidden_states=return_hidden)
+    cache = getattr(out, cache_arg, None)
+    if cache is None or not hasattr(cache, "batch_select_indices"):
+        return None
+    logits = out.logits[:, -1:][owner]  # [N, 1, V] the last prompt token predicts the first completion token
+    hidden = out.hidden_states[-1][:, -1:][owner] if return_hidden else None
+    if c > 1:
+        cache.batch_select_indices(owner)  # [U, ...] -> [N, ...], differentiable: gradients sum over the group
+        rest = model(input_ids=input_ids[:, p:-1], attention_mask=attention_mask[:, :-1], position_ids=position_ids[:, p:-1],
+                     use_cache=True, logits_to_keep=0, output_hidden_states=return_hidden, **{cache_arg: cache})
+        logits = torch.cat([logits, rest.logits], dim=1)  # [N, C, V]
+        if return_hidden:
+            hidden = torch.cat([hidden, rest.hidden_states[-1]], dim=1)
+    return logits, hidden
+
+
+def _checkpointing(model: Any) -> bool:
+    """Whether activation (gradient) checkpointing is on; it disables the KV cache in training."""
+    for name in ("is_activation_checkpointing", "is_gradient_checkpointing"):  # newer name first
+        if hasattr(type(model), name):
+            return bool(getattr(model, name))
+    return False

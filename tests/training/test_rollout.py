@@ -107,3 +107,68 @@ def test_top_k_top_p_filter(logits, top_p, top_k, kept):
 
     out = _filter_logits(torch.tensor([logits]), top_p, top_k)
     assert torch.isfinite(out[0]).nonzero().flatten().tolist() == kept
+
+
+GROUP_CASES = [
+    # (prompt rows, mask rows, expected first rows, expected owner of each row)
+    ([[1, 2], [1, 2], [3, 4]], [[1, 1]] * 3, [0, 2], [0, 0, 1]),  # a run of two, then a new prompt
+    ([[1, 2], [3, 4], [1, 2]], [[1, 1]] * 3, [0, 1, 2], [0, 1, 2]),  # only consecutive rows are shared
+    ([[0, 2], [0, 2]], [[0, 1], [1, 1]], [0, 1], [0, 1]),  # same ids but a different mask: not the same prompt
+    ([[5]] * 4, [[1]] * 4, [0], [0, 0, 0, 0]),  # one group
+]
+
+
+@pytest.mark.parametrize("prompts,masks,first,owner", GROUP_CASES)
+def test_prompt_groups(prompts, masks, first, owner):
+    from training.rollout import prompt_groups
+
+    f, o = prompt_groups(torch.tensor(prompts), torch.tensor(masks))
+    assert f.tolist() == first and o.tolist() == owner
+
+
+def _logprobs_and_grads(model, r, share, with_hidden):
+    model.zero_grad(set_to_none=True)
+    out = token_logprobs(model, r.input_ids, r.attention_mask, r.completion_ids.shape[1], 0.7, True,
+                         return_hidden=with_hidden, share_prompts=share)
+    weights = torch.randn(out[0].shape, generator=torch.Generator().manual_seed(0))
+    loss = (out[0] * r.completion_mask * weights).sum() + (out[1] * r.completion_mask).sum()
+    if with_hidden:
+        loss = loss + (out[2].sum(-1) * r.completion_mask).sum()
+    loss.backward()
+    return [o.detach() for o in out], [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("max_new_tokens", [1, 5])  # one completion token: the prompt pass alone
+@pytest.mark.parametrize("with_hidden", [False, True])  # the value head reads the hidden states
+def test_shared_prompt_forward_equals_the_full_forward(max_new_tokens, with_hidden):
+    # G completions of one prompt run the prompt once; logprobs, entropy, hidden states and
+    # every parameter gradient equal those of the plain forward over all rows (left padding too)
+    from training.rollout import _shared_prompt_forward
+
+    model, tok = tiny_policy(seed=1)
+    torch.manual_seed(0)
+    r = sample(model, tok, ["1+1=", "123+456=", "12+7="], 4, max_new_tokens=max_new_tokens, temperature=1.0)
+    model.train()
+    assert r.prompt_mask[0].sum() < r.prompt_mask[4].sum()  # the first prompt is left padded
+    assert _shared_prompt_forward(model, r.input_ids, r.attention_mask, r.completion_ids.shape[1], False) is not None
+    full, full_grads = _logprobs_and_grads(model, r, False, with_hidden)
+    shared, shared_grads = _logprobs_and_grads(model, r, True, with_hidden)
+    m = r.completion_mask.bool()
+    for a, b in zip(full, shared):
+        assert torch.allclose(a[m], b[m], atol=1e-6, rtol=1e-5)
+    for a, b in zip(full_grads, shared_grads):  # float rounding only (sums over a group run in another order)
+        assert torch.linalg.norm(a - b) <= 1e-5 * torch.linalg.norm(a) + 1e-7
+
+
+def test_shared_prompt_forward_falls_back_when_nothing_is_shared():
+    from training.rollout import _shared_prompt_forward
+
+    model, tok = tiny_policy(seed=1)
+    r = sample(model, tok, ["1+1=", "123+456="], 1, max_new_tokens=3, temperature=1.0)
+    assert _shared_prompt_forward(model, r.input_ids, r.attention_mask, r.completion_ids.shape[1], False) is None
+    (getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable)()
+    model.train()
+    r = sample(model, tok, ["1+1="], 4, max_new_tokens=3, temperature=1.0)
+    assert _shared_prompt_forward(model, r.input_ids, r.attention_mask, r.completion_ids.shape[1], False) is None
+    lp, _ = token_logprobs(model, r.input_ids, r.attention_mask, r.completion_ids.shape[1])
+    assert lp.shape == r.completion_ids.shape
