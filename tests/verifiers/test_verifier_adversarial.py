@@ -11,8 +11,6 @@ from verifiers import Verdict, verify, verify_batch
 from verifiers.api import verify_items
 from verifiers.pool import get_pool
 
-pytest.importorskip("verifiers.math_kind")
-pytest.importorskip("verifiers.simple_kinds")
 
 TIMEOUT = 1.0
 

@@ -105,7 +105,6 @@ def test_summary_table_percentages():
 
 @pytest.mark.slow
 def test_the_readme_demo_runs_on_the_sample(tmp_path):
-    pytest.importorskip("verifiers.math_kind")
     output = tmp_path / "verified.jsonl"
     proc = subprocess.run(
         [sys.executable, "-m", "rewardlab.cli", "verify", "--input", str(SAMPLE), "--output", str(output), "--timeout", "2"],

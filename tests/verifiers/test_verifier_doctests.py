@@ -12,8 +12,6 @@ MODULES = ["verifiers.pool", "verifiers.api", "verifiers.sandbox", "verifiers.co
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    if name == "verifiers.api":
-        pytest.importorskip("verifiers.simple_kinds")  # its examples use the string and numeric kinds
     module = importlib.import_module(name)
     failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failures == 0

@@ -11,9 +11,7 @@ import time
 
 import pytest
 
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("verifiers.simple_kinds")
-pytest.importorskip("verifiers.math_kind")
+import httpx
 
 TOKEN = "test-token-123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
