@@ -15,10 +15,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+# what a metric key is called in a plot's legend (keys not listed keep their name)
+LEGEND = {
+    "accuracy": "sampled rollouts (training prompts)",
+    "eval/accuracy": "held-out, greedy",
+    "kl": "KL to the reference",
+    "approx_kl": "approx-KL to the rollout policy",
+}
+
 # plot file -> (title, metric keys drawn on it)
 PLOTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "reward.png": ("reward (mean over rollouts)", ("reward/mean",)),
-    "accuracy.png": ("accuracy", ("accuracy", "eval/accuracy")),
+    "accuracy.png": ("accuracy (verifier)", ("accuracy", "eval/accuracy")),
     "kl.png": ("KL to the reference / approx-KL to the rollout policy", ("kl", "approx_kl")),
     "length.png": ("completion length (tokens)", ("length/mean",)),
 }
@@ -43,7 +51,7 @@ def _plot(records: list[dict], keys: tuple[str, ...], title: str, out: Path) -> 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     for k, points in series.items():
         xs, ys = zip(*points)
-        ax.plot(xs, ys, marker="o" if len(xs) < 20 else None, label=k)
+        ax.plot(xs, ys, marker="o" if len(xs) < 20 else None, label=LEGEND.get(k, k))
     ax.set_xlabel("step")
     ax.set_title(title)
     ax.grid(alpha=0.3)
