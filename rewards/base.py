@@ -99,6 +99,7 @@ def reward_name(fn: Any) -> str:
 
 # Keyword arguments that trainers pass next to the dataset columns; they are never data.
 TRAINER_KWARGS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
+LOG_KWARGS = ("log_metric", "log_extra")
 
 
 def prompt_text(prompt: Text) -> str:
@@ -117,6 +118,12 @@ def prompt_text(prompt: Text) -> str:
 def data_columns(columns: dict[str, Any]) -> dict[str, Any]:
     """The dataset columns among a reward's keyword arguments (trainer extras removed)."""
     return {k: v for k, v in columns.items() if k not in TRAINER_KWARGS}
+
+
+def inner_columns(columns: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments a composite passes on to the rewards inside it: everything but the
+    trainer's logging callbacks (the composite publishes its components' metrics itself)."""
+    return {k: v for k, v in columns.items() if k not in LOG_KWARGS}
 
 
 def require_column(columns: dict[str, Any], name: str, n: int, who: str) -> list[Any]:

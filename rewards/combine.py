@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import RewardOutput, Text, check_batch, group_indices, publish, reward_metrics, reward_name
+from rewards.base import RewardOutput, Text, check_batch, group_indices, inner_columns, publish, reward_metrics, reward_name
 
 Values = list[float | None]
 
@@ -93,7 +93,7 @@ class Gated:
         return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Values:
-        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        inner = inner_columns(columns)
         values = list(self.reward(prompts, completions, **inner))
         gate = list(self.gate(prompts, completions, **inner))
         out = [None if v is None else (v if g is not None and g >= self.threshold else self.closed_value) for v, g in zip(values, gate)]
@@ -162,7 +162,7 @@ class Combine:
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Any:
         check_batch(prompts, completions, self.name)
-        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        inner = inner_columns(columns)
         groups = group_indices(prompts)
         norm = NORMALIZERS[self.normalize]
         raw: dict[str, Any] = {}

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, group_indices, prompt_text, publish
+from rewards.base import Text, check_batch, completion_text, group_indices, inner_columns, prompt_text, publish
 from rewards.prm import split_steps
 
 MODES = ("pyes", "pointwise")
@@ -146,7 +146,7 @@ class FlawedPositiveReward:
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        inner = inner_columns(columns)
         base = list(self.reward(prompts, completions, **inner))
         positives = [i for i, r in enumerate(base) if r is not None and r >= self.positive_threshold]
         steps = [split_steps(completion_text(completions[i]), self.separator)[0] for i in positives]

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import RewardOutput, Text, check_batch, completion_text, prompt_text, publish
+from rewards.base import RewardOutput, Text, check_batch, completion_text, inner_columns, prompt_text, publish
 
 Scores = list[float]  # [K] prefix scores r_1..r_K of one completion
 
@@ -167,7 +167,7 @@ class PRMReward:
             truncated += n_filled
             if filled:
                 probs[i] = filled
-        inner = {k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}
+        inner = inner_columns(columns)
         success = list(self.success(prompts, completions, **inner)) if self.success is not None else [0.0] * len(texts)
         totals, steps_out, ends_out = [], [], []
         for i, (steps, ends) in enumerate(split):

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from rewards.base import Text, check_batch, completion_text, publish
+from rewards.base import Text, check_batch, completion_text, inner_columns, publish
 
 # Named format patterns (re.DOTALL, matched against the stripped completion).
 FORMAT_PATTERNS: dict[str, str] = {
@@ -221,7 +221,7 @@ class ConfidenceCalibratedReward:
         inner = self.correctness if self.correctness is not None else VerifierReward("math")
         # the confidence statement is removed before checking, so its number is never read as the answer
         stripped = [CONFIDENCE_RE.sub(" ", completion_text(c)).strip() for c in completions]
-        correct = list(inner(prompts, stripped, **{k: v for k, v in columns.items() if k not in ("log_metric", "log_extra")}))
+        correct = list(inner(prompts, stripped, **inner_columns(columns)))
         out: list[float | None] = []
         briers, failures = [], 0
         for c, comp in zip(correct, completions):
