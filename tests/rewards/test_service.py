@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-
 import httpx
 import pytest
+
+from tests.serving import running_server
 
 pytestmark = pytest.mark.slow  # a real uvicorn server in a subprocess
 
@@ -18,37 +14,11 @@ TOKEN = "s3cret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardlab", "serve-reward", "--reward", "verifier:math*1.0+format:integer*0.5",
-         "--port", str(port), "--max-items", "8", "--max-body-kb", "4", "--token", TOKEN, "--log-level", "warning"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited: {proc.stdout.read()}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("server did not start within 60 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    with running_server(["serve-reward", "--reward", "verifier:math*1.0+format:integer*0.5", "--max-items", "8",
+                         "--max-body-kb", "4", "--token", TOKEN, "--log-level", "warning"]) as url:
+        yield url
 
 
 def test_health(server):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
 import threading
@@ -13,43 +11,17 @@ import pytest
 
 import httpx
 
+from tests.serving import running_server
+
 TOKEN = "test-token-123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    env = {**os.environ, "REWARDLAB_VERIFY_WORKERS": "2"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardlab.cli", "serve-verifier", "--port", str(port), "--token", TOKEN,
-         "--max-items", "4", "--max-body-kb", "64", "--max-concurrent", "1", "--log-level", "warning"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(url + "/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"server did not start: {proc.stdout.read()}")
-        time.sleep(0.2)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with running_server(["serve-verifier", "--token", TOKEN, "--max-items", "4", "--max-body-kb", "64",
+                         "--max-concurrent", "1", "--log-level", "warning"], env={"REWARDLAB_VERIFY_WORKERS": "2"}) as url:
+        yield url
 
 
 def test_health_is_open(server):
