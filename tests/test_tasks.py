@@ -52,3 +52,23 @@ def test_bad_split_and_impossible_request():
         ArithmeticTask().sample(1, split="validation")
     with pytest.raises(ValueError, match="distinct"):
         ArithmeticTask(digits=1, n_terms=2).sample(100, split="test")  # only ~10 test problems exist
+
+
+def test_worked_solutions_are_correct_and_take_many_paths():
+    task = ArithmeticTask(digits=2, n_terms=3, worked=True)
+    rows = task.sample(300, seed=0)
+    # the same problems as without solutions: the option must not move the split or the draws
+    assert [r["expression"] for r in rows] == [r["expression"] for r in ArithmeticTask(digits=2, n_terms=3).sample(300)]
+    for row in rows:
+        steps = row["solution"].split(" ")
+        assert len(steps) == 2 and steps[-1].rsplit("=", 1)[1] == row["answer"]
+        for step in steps:  # every step is true arithmetic, and the first adds two of the terms
+            lhs, value = step.split("=")
+            assert eval(lhs) == int(value), row  # noqa: S307 - our own digits and ops
+        first = sorted(map(int, steps[0].split("=")[0].split("+")))
+        assert all(t in row["terms"] for t in first)
+    firsts = {tuple(r["solution"].split(" ")[0].split("=")[0].split("+")) == tuple(map(str, r["terms"][:2])) for r in rows}
+    assert firsts == {True, False}  # the order varies (left to right would always start with terms 0 and 1)
+    # with '-' or '*' the order matters: the steps stay left to right
+    mixed = ArithmeticTask(digits=1, n_terms=3, ops="*", worked=True).sample(1)[0]
+    assert mixed["solution"] == " ".join(f"{a}={b}" for a, b in ArithmeticTask.steps(mixed))

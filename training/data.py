@@ -2,7 +2,7 @@
 as rows `{prompt, ...columns the reward needs}`, and a resumable, seeded prompt stream.
 
 Task specs: `arithmetic` or `arithmetic:digits=3,n_terms=2,ops=+` (the held-out split is the
-task's fixed hash split).
+task's fixed hash split); `worked=1` adds worked `solution`s (what `rewardlab sft` trains on).
 
 >>> rows = load_rows("arithmetic:digits=2", split="test", limit=3)
 >>> sorted(rows[0])[:3], len(rows)
@@ -32,13 +32,16 @@ def parse_task(spec: str) -> Any | None:
     kwargs: dict[str, Any] = {}
     for item in filter(None, args.split(",")):
         key, eq, value = item.partition("=")
-        if not eq or key not in ("digits", "n_terms", "ops", "heldout_every"):
+        if not eq or key not in ("digits", "n_terms", "ops", "heldout_every", "worked"):
             raise ValueError(
-                f"--data {spec!r}: bad task option {item!r}; use key=value with keys digits, n_terms, ops, heldout_every"
+                f"--data {spec!r}: bad task option {item!r}; use key=value with keys digits, n_terms, ops, "
+                "heldout_every, worked"
             )
+        if key == "worked" and value not in ("0", "1"):
+            raise ValueError(f"--data {spec!r}: worked must be 0 or 1, got {value!r}")
         if key != "ops" and not value.isdigit():
             raise ValueError(f"--data {spec!r}: {key} must be a whole number, got {value!r}")
-        kwargs[key] = value if key == "ops" else int(value)
+        kwargs[key] = value if key == "ops" else bool(int(value)) if key == "worked" else int(value)
     try:
         return ArithmeticTask(**kwargs)
     except ValueError as err:

@@ -1,8 +1,12 @@
 """Supervised fine-tuning on prompt/answer rows, loss on answer tokens only.
 
+Rows with a `solution` column (worked steps ending in the answer) train on the solution instead.
 Stops when held-out greedy accuracy reaches `target_accuracy` (checked every `eval_every`
 steps) or after `max_steps`: tiny models learn arithmetic in a step-like way, so a step count is
-a poor stopping rule. Accuracy is an exact match of the stripped completion with `answer`.
+a poor stopping rule. Accuracy is an exact match of the stripped completion with `answer`; for
+rows with a solution, of the final answer read from the completion (as the math verifier reads
+it) with `answer`. Held-out completions may run to the longest target + EOS even when
+`max_new_tokens` is smaller, so a short limit cannot make every answer look wrong.
 
 >>> from training.policy import tiny_policy
 >>> from verifiers.tasks import ArithmeticTask
@@ -64,9 +68,24 @@ def sft_batch(tokenizer: Any, prompts: Sequence[str], answers: Sequence[str]) ->
     return {"input_ids": input_ids, "attention_mask": attention_mask, "labels": label_t}
 
 
+def target(row: dict) -> str:
+    """What SFT trains on: the worked `solution` when the row has one, else the `answer`."""
+    return str(row["solution"] if row.get("solution") is not None else row["answer"])
+
+
+def is_correct(completion: str, row: dict) -> bool:
+    if row.get("solution") is None:
+        return completion.strip() == str(row["answer"]).strip()
+    from verifiers.extract import extract_answer
+
+    return extract_answer(completion) == extract_answer(str(row["answer"]))
+
+
 def exact_accuracy(model: Any, tokenizer: Any, rows: Sequence[dict], max_new_tokens: int) -> float:
+    longest = max((len(tokenizer(target(r), add_special_tokens=False)["input_ids"]) for r in rows), default=0)
+    max_new_tokens = max(max_new_tokens, longest + 1)
     outs = generate(model, tokenizer, [r["prompt"] for r in rows], max_new_tokens=max_new_tokens, temperature=0)
-    return sum(o[0].strip() == str(r["answer"]).strip() for o, r in zip(outs, rows)) / max(1, len(rows))
+    return sum(is_correct(o[0], r) for o, r in zip(outs, rows)) / max(1, len(rows))
 
 
 def train_sft(
@@ -99,7 +118,7 @@ def train_sft(
         for step in range(1, config.max_steps + 1):
             model.train()
             batch_rows = stream.take(config.batch_size)
-            batch = sft_batch(tokenizer, [r["prompt"] for r in batch_rows], [r["answer"] for r in batch_rows])
+            batch = sft_batch(tokenizer, [r["prompt"] for r in batch_rows], [target(r) for r in batch_rows])
             loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

@@ -1,4 +1,5 @@
-"""`rewardlab sft`: supervised fine-tuning on prompt/answer data, loss on answer tokens only.
+"""`rewardlab sft`: supervised fine-tuning on prompt/answer data, loss on answer tokens only
+(on the worked `solution` instead when the rows have one, e.g. `--data arithmetic:...,worked=1`).
 
 Without --model it starts from a fresh tiny character-level Llama; without --data it trains on
 3-digit addition. Training stops at --target-accuracy (held-out greedy exact match) or --max-steps.

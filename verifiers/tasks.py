@@ -5,19 +5,27 @@ operand size (`digits`) and number of steps (`n_terms - 1` operations). The held
 fixed by a stable hash of the prompt, not by a seed, so a test problem can never appear in any
 training sample, whatever seeds the caller uses.
 
+With `worked=True` each row also gets a `solution`: the sum written out step by step, with the
+terms added in a random order when every operator is `+` (`12+34+56=` -> `56+12=68 68+34=102`),
+so a policy trained on it has many paths to one answer and its majority vote can beat its
+greedy answer (self-consistency; what majority-vote rewards need). The final answer is the
+number after the last `=`. The problems drawn are the same with and without `worked`.
+
 >>> task = ArithmeticTask(digits=2, n_terms=2, ops="+")
 >>> rows = task.sample(3, seed=0, split="test")
 >>> all(int(r["answer"]) == eval(r["expression"]) for r in rows)
 True
 >>> task.steps(rows[0])[-1][1] == int(rows[0]["answer"])
 True
+>>> ArithmeticTask(digits=2, n_terms=3, worked=True).sample(1)[0]["solution"]
+'97+5=102 102+41=143'
 """
 
 from __future__ import annotations
 
 import random
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 SPLITS = ("train", "test")
@@ -30,6 +38,9 @@ class ArithmeticTask:
     ops: str = "+"  # operators to draw from, a subset of "+-*"
     heldout_every: int = 10  # one prompt in `heldout_every` belongs to the test split (by hash)
     template: str = "{expression}="  # prompt format; `{expression}` is e.g. "12+7"
+    # rows get a worked `solution` column; left out of the repr, which seeds the draws, so the
+    # problems are the same either way
+    worked: bool = field(default=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.digits < 1 or self.n_terms < 2:
@@ -60,6 +71,7 @@ class ArithmeticTask:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         rng = random.Random(f"{seed}-{split}-{self}")
+        order_rng = random.Random(f"{seed}-{split}-{self}-worked")
         rows: list[dict[str, Any]] = []
         seen: set[str] = set()
         attempts = 0
@@ -73,8 +85,20 @@ class ArithmeticTask:
             seen.add(row["expression"])
             row["answer"] = str(self.evaluate(row))
             row["prompt"] = self.template.format(expression=row["expression"])
+            if self.worked:
+                row["solution"] = self.solution(row, order_rng)
             rows.append(row)
         return rows
+
+    @staticmethod
+    def solution(row: dict[str, Any], rng: random.Random | None = None) -> str:
+        """The worked steps as text, `a+b=s s+c=t ...`; with `rng` and only `+` operators the
+        terms are added in a random order (any order gives the same sum)."""
+        if rng is not None and set(row["ops"]) == {"+"}:
+            terms = list(row["terms"])
+            rng.shuffle(terms)
+            row = {**row, "terms": terms}
+        return " ".join(f"{lhs}={value}" for lhs, value in ArithmeticTask.steps(row))
 
     @staticmethod
     def evaluate(row: dict[str, Any]) -> int:

@@ -38,6 +38,7 @@ CLI_ERRORS = [
     (["--backend", "vllm"], "--backend vllm needs"),  # no vllm / CUDA here: clear error, no model loaded
     (["--data", "arithmetic:digits=x"], "digits"),
     (["--data", "arithmetic:colour=red"], "bad task option"),
+    (["--data", "arithmetic:worked=yes"], "worked must be 0 or 1"),
     (["--reward", "nope"], "unknown reward 'nope'"),
     (["--temperature", "0"], "--temperature 0"),
     (["--steps", "0"], "--steps must be > 0"),

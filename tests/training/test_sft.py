@@ -37,3 +37,21 @@ def test_sft_command_names_missing_columns(tmp_path, capsys):
     data.write_text(json.dumps({"prompt": "1+1="}) + "\n")
     assert rewardlab(["sft", "--data", str(data), "--output-dir", str(tmp_path / "o")]) == 2
     assert "missing column(s) ['answer']" in capsys.readouterr().err
+
+
+def test_sft_trains_on_worked_solutions_and_scores_the_final_answer():
+    from training.sft import is_correct, target
+
+    row = {"prompt": "1+2+3=", "answer": "6", "solution": "3+1=4 4+2=6"}
+    assert target(row) == "3+1=4 4+2=6" and target({"answer": 7}) == "7"
+    assert is_correct("1+2=3 3+3=6", row)  # another path to the same answer counts
+    assert not is_correct("3+1=4 4+2=7", row) and not is_correct("", row)
+    assert is_correct(" 6", {"answer": "6"}) and not is_correct("3+3=6", {"answer": "6"})  # no solution: exact match
+
+
+def test_sft_command_on_worked_solutions(tmp_path):
+    out = tmp_path / "sft"
+    code = rewardlab(["sft", "--data", "arithmetic:digits=1,n_terms=3,worked=1", "--max-steps", "10", "--eval-every",
+                      "10", "--batch-size", "16", "--eval-size", "4", "--output-dir", str(out)])
+    assert code == 0
+    assert json.loads((out / "sft_log.jsonl").read_text().splitlines()[-1])["step"] == 10
