@@ -29,6 +29,15 @@ class RewardFn(Protocol):
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Any: ...
 
 
+class NamedReward:
+    """Base of the reward classes: TRL names a reward function by its `__name__` (its logs read
+    `rewards/<name>/mean`), which for these is the `name` field."""
+
+    @property
+    def __name__(self) -> str:
+        return self.name
+
+
 @dataclass
 class RewardOutput(Sequence):
     """Per-item totals plus, for dense rewards, per-step values and where each step ends.

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import RewardOutput, Text, check_batch, group_indices, inner_columns, publish, reward_metrics, reward_name
+from rewards.base import NamedReward, RewardOutput, Text, check_batch, group_indices, inner_columns, publish, reward_metrics, reward_name
 
 Values = list[float | None]
 
@@ -68,7 +68,7 @@ NONE_POLICIES = ("skip", "zero", "propagate")
 
 
 @dataclass(frozen=True)
-class Gated:
+class Gated(NamedReward):
     """`reward` where `gate`'s value is >= `threshold`, else `closed_value` (None items stay None).
 
     >>> from rewards.shaping import FormatReward
@@ -88,10 +88,6 @@ class Gated:
         if not self.name:
             object.__setattr__(self, "name", f"{reward_name(self.reward)}_if_{reward_name(self.gate)}")
 
-    @property
-    def __name__(self) -> str:
-        return self.name
-
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Values:
         inner = inner_columns(columns)
         values = list(self.reward(prompts, completions, **inner))
@@ -110,7 +106,7 @@ def _renamed(fn: Any, name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class Combine:
+class Combine(NamedReward):
     """A weighted combination of rewards that reports every component.
 
     components: sequence of (name, reward, weight); names must be distinct.
@@ -147,10 +143,6 @@ class Combine:
             if target not in names or gate not in names:
                 raise ValueError(f"Combine.gates {target!r} -> {gate!r}: both must be component names ({', '.join(names)})")
         object.__setattr__(self, "components", tuple((n, f, float(w)) for n, f, w in self.components))
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def as_trl(self) -> dict[str, list[Any]]:
         """`reward_funcs` / `reward_weights` for TRL's GRPOConfig/GRPOTrainer (gates applied by

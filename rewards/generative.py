@@ -19,14 +19,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, group_indices, inner_columns, prompt_text, publish
+from rewards.base import NamedReward, Text, check_batch, completion_text, group_indices, inner_columns, prompt_text, publish
 from rewards.prm import split_steps
 
 MODES = ("pyes", "pointwise")
 
 
 @dataclass(frozen=True)
-class GenerativeRMReward:
+class GenerativeRMReward(NamedReward):
     """Reward from a generative judge: P("Yes") (`pyes`) or voted pointwise scores (`pointwise`).
 
     >>> from types import SimpleNamespace as NS
@@ -56,10 +56,6 @@ class GenerativeRMReward:
             raise ValueError(f"GenerativeRMReward.mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if self.k < 1:
             raise ValueError(f"GenerativeRMReward.k must be >= 1, got {self.k}")
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
@@ -122,7 +118,7 @@ def judge_first_error(judge: Any, template: str = FIRST_ERROR_TEMPLATE, max_new_
 
 
 @dataclass(frozen=True)
-class FlawedPositiveReward:
+class FlawedPositiveReward(NamedReward):
     """FAPO: a positive (correct-answer) completion whose working has a wrong step loses `penalty`.
 
     >>> base = lambda p, c, **k: [1.0, 1.0, 0.0]
@@ -139,10 +135,6 @@ class FlawedPositiveReward:
     separator: str = "\n"
     name: str = "fapo"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)

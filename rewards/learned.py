@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, prompt_text, publish
+from rewards.base import NamedReward, Text, check_batch, completion_text, prompt_text, publish
 
 
 @dataclass
@@ -75,7 +75,7 @@ def _standardized(values: list[float], stats: RunningStats | None, metrics: dict
 
 
 @dataclass(frozen=True)
-class ScalarRMReward:
+class ScalarRMReward(NamedReward):
     """Reward = the scalar RM's score of (prompt, completion), optionally standardised.
 
     >>> class Fake:  # any object with .score(prompts, responses) -> list[float]
@@ -96,10 +96,6 @@ class ScalarRMReward:
         if self.standardize and self.stats is None:
             object.__setattr__(self, "stats", RunningStats())
 
-    @property
-    def __name__(self) -> str:
-        return self.name
-
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
         raw = [float(s) for s in self.model.score([prompt_text(p) for p in prompts], [completion_text(c) for c in completions],
@@ -111,7 +107,7 @@ class ScalarRMReward:
 
 
 @dataclass(frozen=True)
-class QuantileRMReward:
+class QuantileRMReward(NamedReward):
     """Reward = a utility of the quantile RM's predicted distribution (mean, lower quantile,
     CVaR, or mean - lambda * spread), optionally standardised.
 
@@ -142,10 +138,6 @@ class QuantileRMReward:
             raise ValueError(f"QuantileRMReward: alpha for {self.utility!r} must be in (0, 1], got {self.param}")
         if self.standardize and self.stats is None:
             object.__setattr__(self, "stats", RunningStats())
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import RewardOutput, Text, check_batch, completion_text, inner_columns, prompt_text, publish
+from rewards.base import NamedReward, RewardOutput, Text, check_batch, completion_text, inner_columns, prompt_text, publish
 
 Scores = list[float]  # [K] prefix scores r_1..r_K of one completion
 
@@ -114,7 +114,7 @@ def split_steps(text: str, separator: str = "\n") -> tuple[list[str], list[int]]
 
 
 @dataclass(frozen=True)
-class PRMReward:
+class PRMReward(NamedReward):
     """Dense (or outcome) reward from a PRM, with Clip / Delta refinements and an optional success reward.
 
     >>> from types import SimpleNamespace as NS
@@ -143,10 +143,6 @@ class PRMReward:
             raise ValueError(f"PRMReward.refine must be one of {', '.join(REFINEMENTS)}, got {self.refine!r}")
         if self.aggregate is not None and self.aggregate not in AGGREGATIONS:
             raise ValueError(f"PRMReward.aggregate must be one of {', '.join(AGGREGATIONS)} or None, got {self.aggregate!r}")
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def shape(self, probs: Scores) -> Scores:
         """Per-step PRM part (before success) for one completion's prefix scores.  [K] -> [K]"""

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from rewards.base import Text, check_batch, completion_text, inner_columns, publish
+from rewards.base import NamedReward, Text, check_batch, completion_text, inner_columns, publish
 
 # Named format patterns (re.DOTALL, matched against the stripped completion).
 FORMAT_PATTERNS: dict[str, str] = {
@@ -31,7 +31,7 @@ def _lengths(completions: Sequence[Text], columns: Mapping[str, Any]) -> tuple[l
 
 
 @dataclass(frozen=True)
-class FormatReward:
+class FormatReward(NamedReward):
     """1.0 when the completion matches the format, else 0.0 (`pattern` is a name of
     `FORMAT_PATTERNS` or a regular expression; the whole stripped completion must match).
 
@@ -52,10 +52,6 @@ class FormatReward:
                 f"nor a valid regular expression: {exc}"
             ) from None
 
-    @property
-    def __name__(self) -> str:
-        return self.name
-
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
         regex = re.compile(FORMAT_PATTERNS.get(self.pattern, self.pattern), re.DOTALL)
@@ -75,7 +71,7 @@ def overlong_penalty(length: int, max_length: int, cache: int) -> float:
 
 
 @dataclass(frozen=True)
-class OverlongPenalty:
+class OverlongPenalty(NamedReward):
     """DAPO soft overlong penalty r = min(-(|y| - (L_max - L_cache)) / L_cache, 0), floored at -1.
 
     >>> OverlongPenalty(max_length=10, cache=4)(["p"] * 3, ["abcdef", "abcdefgh", "x" * 12])
@@ -90,10 +86,6 @@ class OverlongPenalty:
     def __post_init__(self) -> None:
         if not 0 < self.cache <= self.max_length:
             raise ValueError(f"OverlongPenalty needs 0 < cache <= max_length, got cache={self.cache}, max_length={self.max_length}")
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
@@ -117,7 +109,7 @@ def repetition_fraction(text: str, ngram: int) -> float:
 
 
 @dataclass(frozen=True)
-class RepetitionPenalty:
+class RepetitionPenalty(NamedReward):
     """Penalty `max_penalty * repetition_fraction(text, ngram)` (max_penalty is negative).
 
     >>> RepetitionPenalty(ngram=2, max_penalty=-1.0)(["p", "p"], ["a b a b a b", "a b c d"])
@@ -133,10 +125,6 @@ class RepetitionPenalty:
         if self.ngram < 1 or self.max_penalty > 0:
             raise ValueError(f"RepetitionPenalty needs ngram >= 1 and max_penalty <= 0, got ngram={self.ngram}, max_penalty={self.max_penalty}")
 
-    @property
-    def __name__(self) -> str:
-        return self.name
-
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
         out = [round(self.max_penalty * repetition_fraction(completion_text(c), self.ngram), 12) + 0.0 for c in completions]
@@ -145,7 +133,7 @@ class RepetitionPenalty:
 
 
 @dataclass(frozen=True)
-class LengthPenalty:
+class LengthPenalty(NamedReward):
     """Linear penalty for length above a target: -coef * max(0, |y| - target) / target.
 
     >>> LengthPenalty(target=4, coef=1.0)(["p", "p"], ["abc", "abcdef"])
@@ -160,10 +148,6 @@ class LengthPenalty:
     def __post_init__(self) -> None:
         if self.target < 1 or self.coef < 0:
             raise ValueError(f"LengthPenalty needs target >= 1 and coef >= 0, got target={self.target}, coef={self.coef}")
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
@@ -193,7 +177,7 @@ def stated_confidence(text: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class ConfidenceCalibratedReward:
+class ConfidenceCalibratedReward(NamedReward):
     """RLCR: correctness plus a Brier term on the stated confidence q,
     reward = c + (1 - (c - q)^2) with c = 1 if correct else 0 (the RLCR paper's c - (c - q)^2 plus
     a constant 1). Format-gated: no valid stated confidence -> 0 (counted as `format_failures`);
@@ -209,10 +193,6 @@ class ConfidenceCalibratedReward:
     correctness: Any = None  # reward giving 1.0 / 0.0 (None items pass through); default VerifierReward("math")
     name: str = "calibrated"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)

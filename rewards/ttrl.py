@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import Text, check_batch, completion_text, data_columns, group_indices, prompt_key, publish
+from rewards.base import NamedReward, Text, check_batch, completion_text, data_columns, group_indices, prompt_key, publish
 
 
 INTEGER = re.compile(r"[+-]?\d{1,50}")  # plain integer literals: equivalence is equality of value
@@ -81,7 +81,7 @@ def _default_backend() -> Callable[..., list[Any]]:
 
 
 @dataclass(frozen=True)
-class MajorityVoteReward:
+class MajorityVoteReward(NamedReward):
     """TTRL reward: 1.0 for completions whose answer is equivalent to their prompt's majority answer.
 
     When the gold column (`gold_column`, default `answer`) is passed, `last_metrics` also reports
@@ -111,10 +111,6 @@ class MajorityVoteReward:
             from rewards.verifier import check_kind
 
             check_kind(self.kind, "MajorityVoteReward")
-
-    @property
-    def __name__(self) -> str:
-        return self.name
 
     def _equivalent(self, pairs: list[tuple[str, str]]) -> tuple[list[bool], int]:
         """Equivalence of each pair of distinct answers, and how many checks failed (TIMEOUT /

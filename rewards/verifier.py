@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from rewards.base import Text, check_batch, completion_text, publish, require_column
+from rewards.base import NamedReward, Text, check_batch, completion_text, publish, require_column
 
 # verdict name -> reward (None = not applicable; the trainer skips the sample for this reward)
 DEFAULT_VERDICT_REWARDS: dict[str, float | None] = {
@@ -50,7 +50,7 @@ def _default_backend() -> Callable[..., list[Any]]:
 
 
 @dataclass(frozen=True)
-class VerifierReward:
+class VerifierReward(NamedReward):
     """Reward from a verifier kind of `verifiers/`, batched through its worker pool.
 
     The gold answer comes from the column `answer_column`; `rewards` maps each verdict to a float
@@ -85,10 +85,6 @@ class VerifierReward:
             check_kind(self.kind, "VerifierReward")
         if not self.name:
             object.__setattr__(self, "name", f"verifier_{self.kind}")
-
-    @property
-    def __name__(self) -> str:  # TRL names a reward function by its __name__
-        return self.name
 
     def verify(self, predictions: Sequence[str], golds: Sequence[str]) -> list[Any]:
         """The raw `VerifyResult`s for a batch (order preserved)."""
