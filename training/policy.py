@@ -11,7 +11,6 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -23,6 +22,7 @@ from typing import Any
 
 import torch
 
+from rewardlab.runtime import cpu_threads  # noqa: F401  (re-exported: training.policy.cpu_threads)
 from training.tokenizer import char_tokenizer
 
 
@@ -59,18 +59,6 @@ def tiny_policy(spec: TinyModelSpec = TinyModelSpec(), seed: int = 0) -> tuple[A
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.bos_token_id = None
     return model, tok
-
-
-@contextlib.contextmanager
-def cpu_threads(n: int):
-    """Run a block with `n` torch CPU threads (no-op on CUDA machines or when n is 0), then restore."""
-    before = torch.get_num_threads()
-    if n and not torch.cuda.is_available():
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def cache_dir() -> Path:
