@@ -83,6 +83,14 @@ def is_decoder_config(config: Any) -> bool:
     return any("CausalLM" in a for a in archs) or getattr(config, "model_type", "") in DECODER_TYPES
 
 
+def is_causal_lm(path_or_name: str) -> bool:
+    """True when the checkpoint is a causal LM with its output layer (e.g. a policy's SFT warm start)."""
+    from transformers import AutoConfig
+
+    archs = getattr(AutoConfig.from_pretrained(path_or_name), "architectures", None) or []
+    return any(a.endswith("ForCausalLM") for a in archs)
+
+
 # model types that are decoder-only even when their config does not say `is_decoder`
 DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "gpt2", "gpt_neox", "phi", "phi3", "gemma", "gemma2", "olmo", "smollm3"}
 

@@ -15,6 +15,10 @@ the budget; a prompt longer than that is also cut from the left (its question si
 For PRM inputs, steps whose last token was cut away get no score (NaN, excluded from the
 aggregations and counted in `StepScores.n_truncated`).
 
+`append_eos` (reward models on a causal LM): the tokenizer's EOS token ends every input, as it ends
+the policy's completions; it counts in `max_length`. Every encoding also gives `response_start`,
+the index of its first response token (where a next-token loss on the response begins).
+
 >>> from reward_models.backbones import default_backbone_path, load_tokenizer
 >>> enc = PairEncoder(load_tokenizer(default_backbone_path()), max_length=8)
 >>> ids = enc.encode_pair("1+1=", "the answer is 2")["input_ids"]
@@ -47,10 +51,13 @@ class PairEncoder:
 
     tokenizer: Any
     max_length: int = 512
+    append_eos: bool = False
 
     def __post_init__(self) -> None:
         if self.max_length < 8:
             raise ValueError(f"max_length must be >= 8 tokens, got {self.max_length}")
+        if self.append_eos and self.tokenizer.eos_token_id is None:
+            raise ValueError("append_eos needs a tokenizer with an EOS token")
         # a private copy of the Rust tokenizer without the padding/truncation a tokenizer.json may carry
         self._backend: Tokenizer = Tokenizer.from_str(self.tokenizer.backend_tokenizer.to_str())
         self._backend.no_padding()
@@ -86,7 +93,7 @@ class PairEncoder:
 
     # ----- encoding --------------------------------------------------------------------------
     def _budgets(self, n_prompt: int, n_response: int) -> tuple[int, int]:
-        budget = self.max_length - self._n_special
+        budget = self.max_length - self._n_special - int(self.append_eos)
         keep_prompt = min(n_prompt, max(budget - n_response, budget // 2))
         return keep_prompt, budget - keep_prompt
 
@@ -100,11 +107,20 @@ class PairEncoder:
             r.truncate(keep_r, direction="left")
         return self._join(p, r), len(r.ids)
 
-    def encode_pair(self, prompt: Any, response: Any) -> dict[str, list[int]]:
-        """{"input_ids", "token_type_ids"} for one (prompt, response)."""
+    def _finish(self, enc: Encoding) -> dict[str, Any]:
+        """ids, type ids and `response_start` of a joined encoding, with EOS appended if asked."""
+        ids, types = list(enc.ids), list(enc.type_ids)
+        start = next((i for i, sid in enumerate(enc.sequence_ids) if sid == 1), len(ids))
+        if self.append_eos:
+            ids.append(self.tokenizer.eos_token_id)
+            types.append(types[-1] if types else 0)
+        return {"input_ids": ids, "token_type_ids": types, "response_start": start}
+
+    def encode_pair(self, prompt: Any, response: Any) -> dict[str, Any]:
+        """{"input_ids", "token_type_ids", "response_start"} for one (prompt, response)."""
         p_text, r_text = self.render(prompt, response)
         enc, _ = self._encode(p_text, r_text)
-        return {"input_ids": list(enc.ids), "token_type_ids": list(enc.type_ids)}
+        return self._finish(enc)
 
     def encode_steps(self, prompt: Any, steps: Sequence[str], separator: str) -> dict[str, Any]:
         """Ids for prompt + steps joined by `separator` (each step followed by it), plus
@@ -133,7 +149,7 @@ class PairEncoder:
         if first_kept is not None:
             start_char = offsets[first_kept][0]
             positions = [p if p != -1 and ends[k] > start_char else -1 for k, p in enumerate(positions)]
-        return {"input_ids": list(enc.ids), "token_type_ids": list(enc.type_ids), "step_positions": positions}
+        return {**self._finish(enc), "step_positions": positions}
 
 
 def collate(items: Sequence[dict[str, Any]], pad_id: int) -> dict[str, torch.Tensor]:

@@ -101,10 +101,58 @@ def step_metrics(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int = 64) 
     return out
 
 
+def sample_metrics(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int = 64) -> dict[str, float]:
+    """How well the RM judges a policy's own samples (rows {prompt, samples, correct}, as
+    `rewardlab rm-data` writes them): pairwise accuracy over (correct, wrong) samples of a prompt,
+    gold accuracy of the RM's best-of-N pick against a random pick and against the oracle
+    (pass@N), and the correlation of the score with correctness over all samples (Pearson) and
+    within prompts (scores and labels centred per prompt). Quantile RMs are read by their mean.
+
+    >>> class Len:  # scores a sample by its length
+    ...     def score(self, prompts, responses, batch_size=64): return [float(len(r)) for r in responses]
+    >>> rows = [{"prompt": "q", "samples": ["aa", "b"], "correct": [True, False]}]
+    >>> m = sample_metrics(Len(), rows); m["pairwise_accuracy"], m["best_of_n"], m["random_pick"]
+    (1.0, 1.0, 0.5)
+    """
+    import numpy as np
+
+    prompts = [r["prompt"] for r in rows for _ in r["samples"]]
+    flat = rm.score(prompts, [c for r in rows for c in r["samples"]], batch_size=batch_size)
+    scores, labels, wins, best, oracle = [], [], [], [], []
+    pos = 0
+    for r in rows:
+        s = np.array([_reward_of(x) for x in flat[pos : pos + len(r["samples"])]], dtype=float)
+        y = np.array([bool(c) for c in r["correct"]], dtype=float)
+        pos += len(r["samples"])
+        wins += [float(a > b) for a, ya in zip(s, y) for b, yb in zip(s, y) if ya > yb]
+        best.append(y[int(s.argmax())])
+        oracle.append(y.max())
+        scores.append(s), labels.append(y)
+    s_all, y_all = np.concatenate(scores), np.concatenate(labels)
+    sc = np.concatenate([s - s.mean() for s in scores])
+    yc = np.concatenate([y - y.mean() for y in labels])
+
+    def corr(a, b):
+        d = math.sqrt(float((a * a).sum() * (b * b).sum()))
+        return float((a * b).sum() / d) if d > 0 else float("nan")
+
+    return {"pairwise_accuracy": sum(wins) / len(wins) if wins else float("nan"), "best_of_n": float(np.mean(best)),
+            "random_pick": float(y_all.mean()), "oracle_pass_at_n": float(np.mean(oracle)),
+            "correlation": corr(s_all - s_all.mean(), y_all - y_all.mean()), "within_prompt_correlation": corr(sc, yc),
+            "n_prompts": float(len(rows)), "samples_per_prompt": len(y_all) / max(len(rows), 1)}
+
+
+def is_sample_rows(rows: Sequence[dict[str, Any]]) -> bool:
+    """Rows of policy samples with gold labels ({prompt, samples, correct}, from `rewardlab rm-data`)."""
+    return bool(rows) and all(k in rows[0] for k in ("prompt", "samples", "correct"))
+
+
 # (kind, data format) -> evaluation function(rm, rows, score_columns, batch_size)
 EVALUATORS: dict[tuple[str, str], Callable[..., dict[str, float]]] = {
     ("bt", "preference"): lambda rm, rows, cols, bs: pairwise_accuracy(rm, rows, bs),
     ("quantile", "preference"): lambda rm, rows, cols, bs: pairwise_accuracy(rm, rows, bs),
     ("quantile", "scored"): quantile_metrics,
     ("prm", "stepwise"): lambda rm, rows, cols, bs: step_metrics(rm, rows, bs),
+    ("bt", "samples"): lambda rm, rows, cols, bs: sample_metrics(rm, rows, bs),
+    ("quantile", "samples"): lambda rm, rows, cols, bs: sample_metrics(rm, rows, bs),
 }

@@ -6,13 +6,15 @@ columns>}; text fields are strings or chat messages. Files are read with `datase
 (JSONL/JSON, Parquet, CSV) and anything else is taken as a hub dataset name.
 
 `check_rows` stops a run before training with an error naming the source, the row and the
-column: a missing required column, an empty response, a label list whose length differs from
-the steps, a non-numeric score.
+column: a missing required column, an empty preferred (`chosen`) response, a label list whose
+length differs from the steps, a non-numeric score. A `rejected` or scored `response` may be the
+empty string: a policy that answers nothing is a real sample (and the negative a reward model
+must learn), but it may not be missing.
 
->>> check_rows([{"prompt": "1+1=", "chosen": "2", "rejected": ""}], "preference", "toy.jsonl")
+>>> check_rows([{"prompt": "1+1=", "chosen": " ", "rejected": "3"}], "preference", "toy.jsonl")
 Traceback (most recent call last):
 ...
-reward_models.loading.DataError: toy.jsonl: row 0: column 'rejected' is empty; every response needs text
+reward_models.loading.DataError: toy.jsonl: row 0: column 'chosen' is empty; a preferred response needs text
 """
 
 from __future__ import annotations
@@ -104,9 +106,8 @@ def check_rows(rows: Sequence[dict[str, Any]], fmt: str, source: str, score_colu
         for col in (*required, *score_columns):
             if col not in row or row[col] is None:
                 raise DataError(f"{where}: column {col!r} is missing; {fmt} data needs {', '.join((*required, *score_columns))}")
-        for col in ("chosen", "rejected", "response"):
-            if col in required and _is_empty(row[col]):
-                raise DataError(f"{where}: column {col!r} is empty; every response needs text")
+        if "chosen" in required and _is_empty(row["chosen"]):
+            raise DataError(f"{where}: column 'chosen' is empty; a preferred response needs text")
         if "margin" in row and row["margin"] is not None and not _is_number(row["margin"]):
             raise DataError(f"{where}: column 'margin' is {row['margin']!r}, not a number")
         for col in score_columns:

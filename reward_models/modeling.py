@@ -10,6 +10,13 @@ from `HEADS` by kind:
                gate-mixed quantiles [N, K] (a convex mix of ascending vectors stays ascending)
 - `prm`      : `TokenHead`    hidden [N, T, H] -> per-token logit [N, T] (read at each step's end)
 
+A reward model built on a causal LM (e.g. the policy's own SFT warm start, as InstructGPT builds
+its RM from the SFT model) keeps the LM's output layer (`lm_head`: "tied" to the input
+embeddings, or its "own" matrix) so training can add a next-token loss on the preferred responses
+(`lm_logits(forward(..., return_hidden=True)["hidden"])`; GRM, Yang et al. 2024: the regulariser keeps the hidden
+states that the task needs). It also appends the EOS token to every input (`append_eos`): the
+policy ends its completions with EOS, and the reward is read there.
+
 >>> from transformers import BertConfig
 >>> cfg = RewardModelConfig(kind="quantile", backbone_config=BertConfig(hidden_size=32,
 ...     num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, vocab_size=100).to_dict())
@@ -27,11 +34,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import AutoConfig, AutoModel, PretrainedConfig, PreTrainedModel
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, PretrainedConfig, PreTrainedModel
 
-from reward_models.backbones import POOLERS, resolve_pooling
+from reward_models.backbones import POOLERS, is_decoder_config, resolve_pooling
 
 KINDS = ("bt", "quantile", "prm")
+LM_HEADS = ("none", "tied", "own")
 DEFAULT_TAUS = tuple(round(0.05 * i, 2) for i in range(1, 20))  # 0.05 .. 0.95, 19 levels
 
 
@@ -51,6 +59,9 @@ class RewardModelConfig(PretrainedConfig):
         gating: bool = True,
         gate_temperature: float = 5.0,
         step_separator: str = "\n",
+        lm_head: str = "none",
+        append_eos: bool = False,
+        calibration: dict[str, float] | None = None,
         **kwargs: Any,
     ) -> None:
         if kind not in KINDS:
@@ -62,6 +73,8 @@ class RewardModelConfig(PretrainedConfig):
             raise ValueError("attributes must name at least one score attribute")
         if gate_temperature <= 0:
             raise ValueError(f"gate_temperature must be > 0, got {gate_temperature}")
+        if lm_head not in LM_HEADS:
+            raise ValueError(f"lm_head must be one of {', '.join(LM_HEADS)}, got {lm_head!r}")
         self.kind = kind
         self.backbone_config = dict(backbone_config or {})
         self.pooling = pooling
@@ -71,6 +84,10 @@ class RewardModelConfig(PretrainedConfig):
         self.gating = bool(gating)
         self.gate_temperature = float(gate_temperature)
         self.step_separator = step_separator
+        self.lm_head = lm_head  # none | tied (logits from the input embeddings) | own (a saved matrix)
+        self.append_eos = bool(append_eos)  # an EOS token ends every input (decoders; the score is read there)
+        # P(preferred) ~ sigmoid(scale * (score - center)), fitted on held-out data after training
+        self.calibration = dict(calibration) if calibration else None
         super().__init__(**kwargs)
         if self.backbone_config:
             self.hidden_size = int(self.backbone_config.get("hidden_size") or self.backbone_config.get("d_model"))
@@ -152,6 +169,9 @@ class RewardModel(PreTrainedModel):
         self.uses_token_types = "token_type_ids" in inspect.signature(self.backbone.forward).parameters
         self.head = HEADS[config.kind](config)
         self._init_head()
+        if config.lm_head == "own":
+            vocab = self.backbone.get_input_embeddings().weight.shape[0]
+            self.lm_out = nn.Linear(config.hidden_size, vocab, bias=False)
         self.post_init()
 
     def _init_head(self) -> None:
@@ -171,18 +191,41 @@ class RewardModel(PreTrainedModel):
         return
 
     @classmethod
-    def from_backbone(cls, path_or_name: str, kind: str, **settings: Any) -> "RewardModel":
-        """A new reward model on a pretrained backbone (a local path or a hub name)."""
-        backbone = AutoModel.from_pretrained(path_or_name, dtype=torch.float32)
-        config = RewardModelConfig(kind=kind, backbone_config=backbone.config.to_dict(), **settings)
+    def from_backbone(cls, path_or_name: str, kind: str, keep_lm_head: bool = False, **settings: Any) -> "RewardModel":
+        """A new reward model on a pretrained backbone (a local path or a hub name). With
+        `keep_lm_head` and a causal-LM checkpoint, the LM's output layer is kept (see the module
+        docstring); decoders get `append_eos` unless `settings` say otherwise."""
+        bb_config = AutoConfig.from_pretrained(path_or_name)
+        lm_head, lm_weight = "none", None
+        if keep_lm_head and is_decoder_config(bb_config):
+            causal = AutoModelForCausalLM.from_pretrained(path_or_name, dtype=torch.float32)
+            backbone = causal.get_decoder()
+            tied = causal.get_output_embeddings().weight is backbone.get_input_embeddings().weight
+            lm_head, lm_weight = ("tied", None) if tied else ("own", causal.get_output_embeddings().weight.detach().clone())
+        else:
+            backbone = AutoModel.from_pretrained(path_or_name, dtype=torch.float32)
+        settings.setdefault("append_eos", is_decoder_config(bb_config))
+        config = RewardModelConfig(kind=kind, backbone_config=backbone.config.to_dict(), lm_head=lm_head, **settings)
         config.backbone_name_or_path = str(path_or_name)
-        return cls(config, backbone=backbone)
+        model = cls(config, backbone=backbone)
+        if lm_weight is not None:
+            model.lm_out.weight.data.copy_(lm_weight)
+        return model
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """hidden [..., H] -> next-token logits [..., V] from the kept LM output layer."""
+        if self.config.lm_head == "none":
+            raise ValueError("this reward model has no LM output layer; build it with from_backbone(..., keep_lm_head=True) on a causal LM")
+        if self.config.lm_head == "tied":
+            return F.linear(hidden, self.backbone.get_input_embeddings().weight)
+        return self.lm_out(hidden)
 
     def forward(
         self,
         input_ids: torch.Tensor,  # [N, T]
         attention_mask: torch.Tensor,  # [N, T] 1 = token, 0 = right padding
         token_type_ids: torch.Tensor | None = None,  # [N, T] (encoders with segment embeddings)
+        return_hidden: bool = False,  # also "hidden" [N, T, H], the last hidden states (for `lm_logits`)
         **_: Any,
     ) -> dict[str, torch.Tensor]:
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
@@ -190,4 +233,7 @@ class RewardModel(PreTrainedModel):
             kwargs["token_type_ids"] = token_type_ids
         hidden = self.backbone(**kwargs).last_hidden_state  # [N, T, H]
         pooled = POOLERS[self.pooling](hidden, attention_mask)  # [N, H]
-        return {"pooled": pooled, **self.head(pooled, hidden)}
+        out = {"pooled": pooled, **self.head(pooled, hidden)}
+        if return_hidden:
+            out["hidden"] = hidden
+        return out

@@ -124,7 +124,9 @@ class LoadedRewardModel:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.batch_size = batch_size
-        self.encoder = PairEncoder(tokenizer, max_length=model.config.max_seq_length)
+        self._last: tuple | None = None  # (inputs, outputs) of the last forward
+        self.ood: Any = None  # an OODMonitor of the training distribution, when one was saved (ood.npz)
+        self.encoder = PairEncoder(tokenizer, max_length=model.config.max_seq_length, append_eos=getattr(model.config, "append_eos", False))
 
     @property
     def kind(self) -> str:
@@ -147,11 +149,17 @@ class LoadedRewardModel:
         self.tokenizer.save_pretrained(directory)
 
     @torch.no_grad()
-    def _run(self, items: list[dict[str, Any]], batch_size: int | None) -> list[dict[str, torch.Tensor]]:
-        """Forward `items` in length-sorted batches; returns per-item output dicts in input order."""
+    def _run(self, items: list[dict[str, Any]], batch_size: int | None, reuse: bool = False) -> list[dict[str, torch.Tensor]]:
+        """Forward `items` in length-sorted batches; returns per-item output dicts in input order.
+        The last call's outputs are kept: with `reuse`, the same inputs are not run again (so
+        `embed` right after `score` of the same texts - the RL loop's reward, then its OOD
+        monitor - costs no second forward pass)."""
         size = batch_size or self.batch_size
         if size < 1:
             raise ValueError(f"batch_size must be >= 1, got {size}")
+        key = tuple(tuple(it["input_ids"]) for it in items)
+        if reuse and self._last is not None and self._last[0] == key:
+            return self._last[1]
         order = sorted(range(len(items)), key=lambda i: len(items[i]["input_ids"]))
         results: list[dict[str, torch.Tensor]] = [{} for _ in items]
         pad = self.tokenizer.pad_token_id
@@ -161,6 +169,7 @@ class LoadedRewardModel:
             out = self.model(**batch)
             for row, i in enumerate(idx):
                 results[i] = {k: v[row].float().cpu() for k, v in out.items()}
+        self._last = (key, results)
         return results
 
     def _pairs(self, prompts: Sequence[Any], responses: Sequence[Any]) -> list[dict[str, Any]]:
@@ -169,7 +178,7 @@ class LoadedRewardModel:
 
     def embed(self, prompts: Sequence[Any], responses: Sequence[Any], batch_size: int | None = None) -> torch.Tensor:
         """The pooled backbone embedding the head reads: [N, H] (float32, on CPU)."""
-        outs = self._run(self._pairs(prompts, responses), batch_size)
+        outs = self._run(self._pairs(prompts, responses), batch_size, reuse=True)
         if not outs:
             return torch.zeros(0, self.model.config.hidden_size)
         return torch.stack([o["pooled"] for o in outs])
@@ -212,6 +221,8 @@ def _score_prm(rm: LoadedRewardModel, prompts, steps, batch_size) -> list[StepSc
     return result
 
 
+OOD_FILE = "ood.npz"  # the training distribution's OOD detector, saved beside the model by train-rm
+
 SCORERS: dict[str, Callable[..., list[Any]]] = {"bt": _score_bt, "quantile": _score_quantile, "prm": _score_prm}
 
 
@@ -224,4 +235,9 @@ def load_reward_model(path: str | Path, device: str | torch.device | None = None
     model = RewardModel.from_pretrained(path)
     tokenizer = load_tokenizer(path)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    return LoadedRewardModel(model.to(device), tokenizer, batch_size=batch_size)
+    rm = LoadedRewardModel(model.to(device), tokenizer, batch_size=batch_size)
+    if (Path(path) / OOD_FILE).exists():
+        from reward_models.ood import OODMonitor
+
+        rm.ood = OODMonitor.load(Path(path) / OOD_FILE, rm=rm, batch_size=batch_size)
+    return rm

@@ -19,7 +19,7 @@ import os
 import random
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,9 +27,9 @@ import torch
 
 from rewardlab.config import opt, save_config
 from reward_models import data as synthetic
-from reward_models.backbones import POOLING_CHOICES, default_backbone_path, load_tokenizer
+from reward_models.backbones import POOLING_CHOICES, default_backbone_path, is_causal_lm, load_tokenizer
 from reward_models.encoding import PairEncoder, collate
-from reward_models.evaluation import EVALUATORS
+from reward_models.evaluation import EVALUATORS, is_sample_rows
 from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rows, score_columns_of
 from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel
@@ -38,10 +38,10 @@ from reward_models.scoring import LoadedRewardModel
 
 @dataclass(frozen=True)
 class TrainRMConfig:
-    kind: str = opt("bt", "reward model kind", choices=KINDS)
+    kind: str = opt("bt", "reward model kind (qrm = quantile, the name the reward spec uses)", choices=(*KINDS, "qrm"))
     data: str | None = opt(None, "training data: a JSONL/Parquet/CSV file or a hub dataset name; default: generated from arithmetic problems")
-    eval_data: str | None = opt(None, "held-out data (same format); default: the generator's test split, or --eval-fraction of --data by prompt hash")
-    backbone: str | None = opt(None, "backbone path or hub name (any AutoModel); default: the packaged MiniLM encoder")
+    eval_data: str | None = opt(None, "held-out data (same format, or a policy's samples with gold labels as `rewardlab rm-data` writes them: best-of-N, correlation); default: the generator's test split, or --eval-fraction of --data by prompt hash")
+    backbone: str | None = opt(None, "backbone path or hub name (any AutoModel, or a causal-LM checkpoint such as the policy's SFT warm start); default: the packaged MiniLM encoder")
     output: str | None = opt(None, "output directory; default: outputs/rm-<kind>")
     steps: int = opt(150, "optimizer steps")
     batch_size: int = opt(16, "pairs (bt), rows (quantile) or solutions (prm) per step, over all processes")
@@ -52,6 +52,7 @@ class TrainRMConfig:
     max_seq_length: int = opt(128, "tokens per sequence; longer inputs keep the END of the response (left-truncated)")
     pooling: str = opt("auto", "pooling of the backbone output: auto = mean for encoders, last token for decoders", choices=POOLING_CHOICES)
     center_coef: float = opt(0.0, "reward-centring coefficient c in c*mean((r_c + r_r)^2) (bt and quantile-from-preferences)")
+    lm_coef: float | None = opt(None, "weight of a next-token loss on the preferred responses (chosen; all-correct step lists; top-scored rows) that keeps the backbone's LM skills (GRM). Default: 1.0 on a causal-LM backbone, 0 on encoders")
     score_columns: tuple[str, ...] = opt((), "scored data: the numeric columns to model (one QRM attribute each); default: every numeric column")
     n_quantiles: int = opt(19, "quantile levels, evenly spaced in (0, 1) (19 -> 0.05..0.95)")
     gating: bool = opt(True, "quantile: mix attributes with a per-prompt gating network")
@@ -70,6 +71,7 @@ class TrainRMConfig:
     length_chunks: int = opt(2, "run each batch as N length-sorted pieces to skip padding compute (single process; several processes use 1)")
     disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
     mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
+    cpu_threads: int = opt(0, "torch CPU threads when running on CPU (0: torch's default; 1 avoids slowdowns on a shared machine)")
 
     def __post_init__(self) -> None:
         checks = {
@@ -85,8 +87,12 @@ class TrainRMConfig:
             raise ValueError(f"invalid --{bad[0].replace('_', '-')}={getattr(self, bad[0])!r}; see `rewardlab train-rm --help`")
         if "\\" in self.step_separator:  # "\\n" typed on a command line means a newline
             object.__setattr__(self, "step_separator", self.step_separator.encode().decode("unicode_escape"))
+        if self.kind == "qrm":
+            object.__setattr__(self, "kind", "quantile")
         if self.kind not in KINDS:
-            raise ValueError(f"--kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+            raise ValueError(f"--kind must be one of {', '.join(KINDS)} (or qrm), got {self.kind!r}")
+        if self.lm_coef is not None and not (self.lm_coef >= 0 and math.isfinite(self.lm_coef)):
+            raise ValueError(f"invalid --lm-coef={self.lm_coef!r}; use a weight >= 0")
 
     @property
     def output_dir(self) -> Path:
@@ -127,31 +133,64 @@ def prepare_data(cfg: TrainRMConfig) -> tuple[str, list[dict], list[dict], list[
         source = cfg.data
     cols = score_columns_of(train, cfg.score_columns, source) if fmt == "scored" else []
     check_rows(train, fmt, cfg.data or "generated data", cols)
-    check_rows(held, fmt, cfg.eval_data or cfg.data or "generated data", cols)
+    if not is_sample_rows(held):  # policy samples with gold labels are evaluated as such (best-of-N, correlation)
+        check_rows(held, fmt, cfg.eval_data or cfg.data or "generated data", cols)
     return fmt, train, held, cols, source
 
 
 def encode_rows(enc: PairEncoder, rows: list[dict], fmt: str, cols: list[str], separator: str) -> list[dict]:
-    """Token ids per row, once, before training."""
+    """Token ids per row, once, before training. Each encoding carries `preferred`: whether the
+    next-token regulariser trains on it (chosen responses; step lists whose every label is true;
+    scored rows at the maximum of the first score column)."""
     if fmt == "preference":
         return [
-            {"chosen": enc.encode_pair(r.get("prompt", ""), r["chosen"]), "rejected": enc.encode_pair(r.get("prompt", ""), r["rejected"]),
+            {"chosen": {**enc.encode_pair(r.get("prompt", ""), r["chosen"]), "preferred": True},
+             "rejected": {**enc.encode_pair(r.get("prompt", ""), r["rejected"]), "preferred": False},
              "margin": float(r.get("margin") or 0.0)}
             for r in rows
         ]
     if fmt == "scored":
-        return [{**enc.encode_pair(r["prompt"], r["response"]), "targets": [float(r[c]) for c in cols]} for r in rows]
-    return [{**enc.encode_steps(r["prompt"], r["completions"], separator), "labels": [bool(x) for x in r["labels"]]} for r in rows]
+        best = max(float(r[cols[0]]) for r in rows)
+        return [{**enc.encode_pair(r["prompt"], r["response"]), "targets": [float(r[c]) for c in cols],
+                 "preferred": float(r[cols[0]]) >= best} for r in rows]
+    return [{**enc.encode_steps(r["prompt"], r["completions"], separator), "labels": [bool(x) for x in r["labels"]],
+             "preferred": all(r["labels"])} for r in rows]
+
+
+def lm_labels(items: list[dict], width: int) -> torch.Tensor:
+    """[N, T] next-token targets for the regulariser: at position t the token t + 1, over the
+    response (and its EOS) of preferred items; -100 elsewhere."""
+    labels = torch.full((len(items), width), -100, dtype=torch.long)
+    for i, it in enumerate(items):
+        if it.get("preferred"):
+            ids = it["input_ids"]
+            start = max(it["response_start"], 1)
+            labels[i, start - 1 : len(ids) - 1] = torch.tensor(ids[start:], dtype=torch.long)
+    return labels
 
 
 def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
-    """Preference: chosen then rejected stacked in one forward ([2B, T]); others: one row each."""
+    """Preference: every distinct response of the batch once ([U, T]; pairs of one prompt share
+    their responses), with `chosen` / `rejected` indices [B] into it; others: one row each.
+    `lm_labels` [N, T] are the regulariser's targets."""
     if fmt == "preference":
-        inputs = collate([it["chosen"] for it in items] + [it["rejected"] for it in items], pad_id)
-        return {"inputs": inputs, "margin": torch.tensor([it["margin"] for it in items])}
+        unique: dict[tuple[int, ...], int] = {}
+        seqs: list[dict] = []
+        index = {"chosen": [], "rejected": []}
+        for it in items:
+            for side in ("chosen", "rejected"):
+                key = tuple(it[side]["input_ids"])
+                if key not in unique:
+                    unique[key] = len(seqs)
+                    seqs.append(dict(it[side]))
+                seqs[unique[key]]["preferred"] = seqs[unique[key]]["preferred"] or it[side]["preferred"]
+                index[side].append(unique[key])
+        inputs = collate(seqs, pad_id)
+        return {"inputs": inputs, "margin": torch.tensor([it["margin"] for it in items]), "chosen": torch.tensor(index["chosen"]),
+                "rejected": torch.tensor(index["rejected"]), "lm_labels": lm_labels(seqs, inputs["input_ids"].shape[1])}
     batch = collate(items, pad_id)
     step_labels = batch.pop("step_labels", None)
-    out: dict[str, Any] = {"inputs": batch}
+    out: dict[str, Any] = {"inputs": batch, "lm_labels": lm_labels(items, batch["input_ids"].shape[1])}
     if fmt == "scored":
         out["targets"] = torch.tensor([it["targets"] for it in items])
     if step_labels is not None:
@@ -159,52 +198,78 @@ def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
     return out
 
 
-def forward_by_length(model, inputs: dict[str, torch.Tensor], chunks: int) -> dict[str, torch.Tensor]:
+def forward_by_length(model, inputs: dict[str, torch.Tensor], chunks: int, **kwargs: Any) -> dict[str, torch.Tensor]:
     """The model's outputs for a right-padded batch, computed as `chunks` length-sorted pieces,
     each cut to its own longest row: padding costs compute although it is masked, and a random
     batch of short and long rows is ~30% padding. Outputs are identical to one padded forward
     (padding is masked) and come back in the batch's order; per-token outputs are re-padded."""
     n, width = inputs["input_ids"].shape
     if chunks <= 1 or n < 2 * chunks:
-        return model(**inputs)
+        return model(**inputs, **kwargs)
     lengths = inputs["attention_mask"].sum(1)  # [N]
     pieces = torch.argsort(lengths).chunk(chunks)
     outs = []
     for idx in pieces:
         w = int(lengths[idx].max())
-        outs.append(model(**{k: v[idx, :w] for k, v in inputs.items()}))
+        outs.append(model(**{k: v[idx, :w] for k, v in inputs.items()}, **kwargs))
     inverse = torch.argsort(torch.cat(pieces))
     merged = {}
     for key in outs[0]:
         parts = outs[0][key], *[o[key] for o in outs[1:]]
-        if key == "step_logits":  # [n_i, w_i] -> [n_i, width]
-            parts = [torch.nn.functional.pad(p, (0, width - p.shape[1])) for p in parts]
+        if key in PER_TOKEN:  # [n_i, w_i, ...] -> [n_i, width, ...]
+            parts = [torch.nn.functional.pad(p, (0, 0) * (p.dim() - 2) + (0, width - p.shape[1])) for p in parts]
         merged[key] = torch.cat(parts)[inverse]
     return merged
 
 
+PER_TOKEN = ("step_logits", "hidden")
+
+
+def _forward(model, batch, cfg) -> dict[str, torch.Tensor]:
+    return forward_by_length(model, batch["inputs"], batch["chunks"], **({"return_hidden": True} if cfg.lm_coef else {}))
+
+
+def _with_lm(model, out, batch, cfg, loss, stats):
+    """Add lm_coef x the next-token loss on the preferred responses (GRM-style regulariser)."""
+    if not cfg.lm_coef:
+        return loss, stats
+    labels = batch["lm_labels"]  # [N, T]
+    picked = labels != -100
+    if not picked.any():
+        return loss, {**stats, "lm_nll": 0.0}
+    logits = getattr(model, "module", model).lm_logits(out["hidden"][picked])  # [M, V]
+    nll = torch.nn.functional.cross_entropy(logits.float(), labels[picked])
+    return loss + cfg.lm_coef * nll, {**stats, "lm_nll": nll.item()}
+
+
 def _preference_bt(model, batch, cfg):
-    rewards = forward_by_length(model, batch["inputs"], batch["chunks"])["rewards"]  # [2B]
-    b = rewards.shape[0] // 2
+    out = _forward(model, batch, cfg)
+    rewards = out["rewards"]  # [U] one per distinct response
     margin = batch["margin"] if batch["margin"].abs().sum() > 0 else None
-    return bt_loss(rewards[:b], rewards[b:], margin, cfg.center_coef)
+    loss, stats = bt_loss(rewards[batch["chosen"]], rewards[batch["rejected"]], margin, cfg.center_coef)
+    return _with_lm(model, out, batch, cfg, loss, stats)
 
 
 def _preference_quantile(model, batch, cfg):
-    q = forward_by_length(model, batch["inputs"], batch["chunks"])["quantiles"]  # [2B, K]
-    b = q.shape[0] // 2
+    out = _forward(model, batch, cfg)
+    q = out["quantiles"]  # [U, K]
     margin = batch["margin"] if batch["margin"].abs().sum() > 0 else None
-    return quantile_bt_loss(q[:b], q[b:], margin, cfg.center_coef)
+    loss, stats = quantile_bt_loss(q[batch["chosen"]], q[batch["rejected"]], margin, cfg.center_coef)
+    return _with_lm(model, out, batch, cfg, loss, stats)
 
 
 def _scored_quantile(model, batch, cfg):
-    q = forward_by_length(model, batch["inputs"], batch["chunks"])["attribute_quantiles"]  # [B, A, K]
+    out = _forward(model, batch, cfg)
+    q = out["attribute_quantiles"]  # [B, A, K]
     taus = torch.tensor(cfg.taus, device=q.device)
-    return pinball_loss(q, batch["targets"].to(q), taus)
+    loss, stats = pinball_loss(q, batch["targets"].to(q), taus)
+    return _with_lm(model, out, batch, cfg, loss, stats)
 
 
 def _stepwise_prm(model, batch, cfg):
-    return step_bce_loss(forward_by_length(model, batch["inputs"], batch["chunks"])["step_logits"], batch["step_labels"])
+    out = _forward(model, batch, cfg)
+    loss, stats = step_bce_loss(out["step_logits"], batch["step_labels"])
+    return _with_lm(model, out, batch, cfg, loss, stats)
 
 
 # (kind, data format) -> objective(model, batch, config) -> (loss, stats)
@@ -224,17 +289,47 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainRMConfig) -> torch.optim.Op
         return torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def batch_indices(step: int, n: int, size: int, seed: int) -> list[int]:
-    """Indices of the batch for `step`: epochs are seeded permutations, so a resumed run sees the
-    exact batches an uninterrupted run would have seen."""
-    start = step * size
-    out = []
-    while len(out) < size:
-        epoch, offset = divmod(start + len(out), n)
-        perm = list(range(n))
-        random.Random(f"{seed}-epoch-{epoch}").shuffle(perm)
-        out.extend(perm[offset : offset + size - len(out)])
-    return out
+class BatchSampler:
+    """The batch of row indices for each step: epochs are seeded permutations, so a resumed run
+    sees the exact batches an uninterrupted run would have seen. With `groups` (rows that share a
+    prompt) the permutation shuffles whole groups, so a batch holds a prompt's rows together (its
+    pairs then share their responses in one forward).
+
+    >>> BatchSampler(n=4, size=3, seed=0).indices(1) == BatchSampler(n=4, size=3, seed=0).indices(1)
+    True
+    """
+
+    def __init__(self, n: int, size: int, seed: int, groups: list[list[int]] | None = None) -> None:
+        self.n, self.size, self.seed, self.groups = n, size, seed, groups
+        self._epoch, self._perm = -1, []
+
+    def _permutation(self, epoch: int) -> list[int]:
+        if epoch != self._epoch:
+            rng = random.Random(f"{self.seed}-epoch-{epoch}")
+            if self.groups is None:
+                perm = list(range(self.n))
+                rng.shuffle(perm)
+            else:
+                order = list(range(len(self.groups)))
+                rng.shuffle(order)
+                perm = [i for g in order for i in self.groups[g]]
+            self._epoch, self._perm = epoch, perm
+        return self._perm
+
+    def indices(self, step: int) -> list[int]:
+        start, out = step * self.size, []
+        while len(out) < self.size:
+            epoch, offset = divmod(start + len(out), self.n)
+            out.extend(self._permutation(epoch)[offset : offset + self.size - len(out)])
+        return out
+
+
+def prompt_groups(rows: list[dict]) -> list[list[int]] | None:
+    """Row indices grouped by prompt (first appearance order), or None when no prompt repeats."""
+    by_prompt: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_prompt.setdefault(str(r.get("prompt", "")), []).append(i)
+    return list(by_prompt.values()) if len(by_prompt) < len(rows) else None
 
 
 def save_checkpoint(out_dir: Path, name: str, model, tokenizer, extra: dict[str, Any] | None) -> Path:
@@ -262,6 +357,17 @@ def last_checkpoint(out_dir: Path) -> Path | None:
     return max(done, key=lambda p: int(p.name.split("-")[1]), default=None)
 
 
+def fit_ood_detector(rm: LoadedRewardModel, rows: list[dict], directory: Path, seed: int, n: int = 2000) -> Path:
+    """Fit the Mahalanobis OOD detector on (a sample of) the training rows and save it beside the
+    model (`ood.npz`), where `load_reward_model` finds it and RL reports the share of its samples
+    that fall outside the RM's training distribution."""
+    from reward_models.ood import OODMonitor
+    from reward_models.scoring import OOD_FILE
+
+    picked = random.Random(seed).sample(rows, min(n, len(rows)))
+    return OODMonitor.fit(rm, picked, seed=seed).save(directory / OOD_FILE)
+
+
 def _log(path: Path, record: dict[str, Any]) -> None:
     with path.open("a") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")
@@ -269,6 +375,13 @@ def _log(path: Path, record: dict[str, Any]) -> None:
 
 def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
     """Train, evaluate, checkpoint; returns {"final": path, "eval": last eval metrics, ...}."""
+    from rewardlab.runtime import cpu_threads
+
+    with cpu_threads(cfg.cpu_threads):
+        return _train(cfg, progress)
+
+
+def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     from accelerate import Accelerator
     from accelerate.utils import set_seed
     from tqdm.auto import tqdm
@@ -287,8 +400,8 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
     objective = OBJECTIVES[(cfg.kind, fmt)]
     backbone = cfg.backbone or default_backbone_path()
     tokenizer = load_tokenizer(str(resume_from or backbone))
-    enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length)
-    items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
+    if cfg.lm_coef is None:  # resolved once, saved in config.json
+        cfg = replace(cfg, lm_coef=1.0 if is_causal_lm(str(backbone)) else 0.0)
 
     # ---- model, optimizer, schedule ------------------------------------------------------
     if resume_from is not None:
@@ -296,10 +409,16 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
     else:
         torch.manual_seed(cfg.seed)
         model = RewardModel.from_backbone(
-            backbone, cfg.kind, pooling=cfg.pooling, max_seq_length=cfg.max_seq_length, taus=cfg.taus,
-            attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature,
+            backbone, cfg.kind, keep_lm_head=cfg.lm_coef > 0, pooling=cfg.pooling, max_seq_length=cfg.max_seq_length,
+            taus=cfg.taus, attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature,
             step_separator=cfg.step_separator,
         )
+    if cfg.lm_coef > 0 and model.config.lm_head == "none":
+        raise ValueError(f"--lm-coef {cfg.lm_coef}: the backbone {backbone!r} has no LM output layer (an encoder, or a model "
+                         "saved without one); use --lm-coef 0 or a causal-LM checkpoint")
+    enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos)
+    items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
+    sampler = BatchSampler(len(items), cfg.batch_size, cfg.seed, prompt_groups(train_rows) if fmt == "preference" else None)
     if cfg.disable_dropout:
         for module in model.modules():
             if isinstance(module, torch.nn.Dropout):
@@ -327,7 +446,7 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
     def evaluate(step: int) -> dict[str, float]:
         model.eval()
         rm = LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size)
-        result = EVALUATORS[(cfg.kind, fmt)](rm, eval_rows, cols, cfg.eval_batch_size)
+        result = EVALUATORS[(cfg.kind, "samples" if is_sample_rows(eval_rows) else fmt)](rm, eval_rows, cols, cfg.eval_batch_size)
         model.train()
         _log(metrics_path, {"event": "eval", "step": step, **result})
         return result
@@ -347,7 +466,7 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
     eval_result: dict[str, float] = {}
     t0, seen, stats = time.perf_counter(), 0, {}
     for step in bar:
-        idx = batch_indices(step, len(items), cfg.batch_size, cfg.seed)
+        idx = sampler.indices(step)
         mine = idx[accelerator.process_index * per_process : (accelerator.process_index + 1) * per_process] or idx[:1]
         batch = make_batch([items[i] for i in mine], fmt, pad_id)
         batch = {k: ({kk: vv.to(accelerator.device) for kk, vv in v.items()} if isinstance(v, dict) else v.to(accelerator.device)) for k, v in batch.items()}
@@ -384,6 +503,9 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
         if not eval_result:  # resumed at the end: evaluate once so the summary has numbers
             eval_result = evaluate(cfg.steps)
         save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
+        model.eval()
+        fit_ood_detector(LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size),
+                         train_rows, final, cfg.seed)
         _log(metrics_path, {"event": "end", "step": cfg.steps, "seconds": time.perf_counter() - t0})
     accelerator.wait_for_everyone()
     return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),
