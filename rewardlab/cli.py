@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train-rm": ("reward_models.cli", "train a reward model (bt, quantile, prm)"),
     "serve-reward": ("rewards.service_cli", "serve a reward spec over HTTP (OpenRLHF remote-RM compatible)"),
     "sft": ("training.sft_cli", "supervised fine-tuning on prompt/answer data"),
+    "rm-data": ("training.rm_data_cli", "reward-model data from a policy's own samples, labelled by a verifier"),
     "rl": ("training.cli", "RL (GRPO/PPO family) with the reward you choose"),
     "eval-rm": ("eval.rm_cli", "reward-model accuracy, calibration and OOD checks"),
     "audit-verifier": ("eval.audit_cli", "compare two verifiers (or one against labels)"),

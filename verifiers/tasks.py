@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SPLITS = ("train", "test")
+STEP_SEPARATOR = " "  # worked solutions: `97+5=102 102+41=143`
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,11 @@ class ArithmeticTask:
             raise ValueError(f"ops must be a non-empty subset of '+-*', got {self.ops!r}")
         if self.heldout_every < 2:
             raise ValueError("heldout_every must be >= 2")
+
+    @property
+    def step_separator(self) -> str:
+        """What separates the steps of a worked solution (process reward models split on it)."""
+        return STEP_SEPARATOR
 
     def split_of(self, expression: str) -> str:
         return "test" if zlib.crc32(expression.encode()) % self.heldout_every == 0 else "train"
@@ -98,7 +104,7 @@ class ArithmeticTask:
             terms = list(row["terms"])
             rng.shuffle(terms)
             row = {**row, "terms": terms}
-        return " ".join(f"{lhs}={value}" for lhs, value in ArithmeticTask.steps(row))
+        return STEP_SEPARATOR.join(f"{lhs}={value}" for lhs, value in ArithmeticTask.steps(row))
 
     @staticmethod
     def evaluate(row: dict[str, Any]) -> int:

@@ -1,0 +1,394 @@
+"""`rewardlab rm-data`: reward-model data from a policy's own samples, labelled by a gold reward.
+
+For each prompt of a task or dataset, sample N completions from the policy, label each with a
+gold reward (a verifier: `verifier:math` against the `answer` column), and write the data in the
+shapes `rewardlab train-rm` reads (the standard proxy/gold set-up of Gao et al. 2022: a gold
+checker labels data for a learned proxy):
+
+    OUT/train/samples.jsonl     one line per prompt: its columns, `samples`, `gold` (reward), `correct`
+    OUT/train/preference.jsonl  {prompt, chosen, rejected}: a correct and a wrong completion of one prompt
+    OUT/train/scored.jsonl      {prompt, response, correct, closeness}
+    OUT/train/stepwise.jsonl    {prompt, completions (steps), labels, soft_labels}
+    OUT/test/...                the same for held-out prompts (the task's test split or --eval-data)
+    OUT/summary.json            label balance, settings, the step separator
+
+- `near_misses`: a wrong completion is also made from a correct one by changing its final number
+  (+-1, +-10, +-100, two digits swapped), kept only where the gold reward says it is wrong: the
+  negatives a reward model must tell apart from the right answer (training prompts only).
+- `closeness` = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 when right, 0 when off by
+  10% or more ("badly wrong") or unreadable; a graded target for quantile reward models.
+- Step labels (`training/steps.py`): `check` (each `a+b=c` verified), `mc` (Monte-Carlo
+  completions from each step's prefix, Math-Shepherd), `auto` (check where every step is an
+  equation, else mc; none when every completion is a single step, as direct answers are), `none`.
+
+Sampling goes in shards of `shard_prompts` prompts, each seeded by its index and appended to
+samples.jsonl when done, so `--resume` continues a killed run and gives the same files as an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from rewardlab.config import opt, save_config
+from training.config import DEFAULT_DATA
+
+STEP_LABELS = ("auto", "check", "mc", "none")
+SEPARATOR_NAMES = {"space": " ", "newline": "\n", "tab": "\t"}
+BADLY_WRONG = 0.1  # relative error beyond which an answer is badly wrong (closeness 0)
+
+
+@dataclass(frozen=True)
+class RMDataConfig:
+    model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start (built and cached on first use)")
+    data: str = opt(DEFAULT_DATA, "prompts with gold answers: a task spec (arithmetic:...) or a JSONL/Parquet/CSV file / hub dataset with `prompt` and what --gold needs")
+    eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's test split, or none for files")
+    gold: str = opt("verifier:math", "gold reward spec that labels the samples (a verifier)")
+    correct_threshold: float = opt(1.0, "a sample is correct when its gold reward is >= this")
+    output_dir: Path = opt(Path("runs/rm-data"), "output folder (train/, test/, summary.json)")
+    n_prompts: int = opt(20000, "training prompts to sample")
+    eval_prompts: int = opt(500, "held-out prompts to sample (0: none)")
+    samples: int = opt(8, "completions per prompt (N)")
+    temperature: float = opt(1.0, "sampling temperature")
+    top_p: float = opt(1.0, "nucleus sampling threshold")
+    top_k: int = opt(0, "top-k sampling (0: off)")
+    max_new_tokens: int = opt(6, "completion length limit (match the RL run)")
+    stop: tuple[str, ...] = opt((), "stop strings")
+    chat_template: bool = opt(False, "wrap text prompts in the tokenizer's chat template")
+    near_misses: int = opt(4, "wrong variants made from a correct completion's final number, per prompt (training prompts only)")
+    max_pairs: int = opt(0, "preference pairs per prompt at most (0: every correct x wrong pair)")
+    step_labels: str = opt("auto", "stepwise labels: auto, check (verify each a+b=c), mc (Monte-Carlo completions), none", choices=STEP_LABELS)
+    step_separator: str = opt("auto", "what separates steps in a completion: auto (the task's: a space for worked arithmetic, else a newline), space, newline, or the text itself")
+    mc_rollouts: int = opt(8, "Monte-Carlo step labels: completions from each step's prefix")
+    shard_prompts: int = opt(256, "prompts per shard (unit of progress and of --resume)")
+    seed: int = opt(0, "seed of the prompts drawn and of sampling")
+    resume: bool = opt(False, "continue a killed run in --output-dir")
+    cpu_threads: int = opt(1, "torch CPU threads on CPU (0: torch's default)")
+
+    def __post_init__(self) -> None:
+        for name in ("n_prompts", "samples", "max_new_tokens", "mc_rollouts", "shard_prompts"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
+        for name in ("eval_prompts", "near_misses", "max_pairs", "temperature", "top_k"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        if self.temperature == 0 and self.samples > 1:
+            raise ValueError("--temperature 0 gives every sample of a prompt the same text; use > 0 (e.g. 1.0)")
+        if self.step_labels not in STEP_LABELS:
+            raise ValueError(f"--step-labels must be one of {', '.join(STEP_LABELS)}, got {self.step_labels!r}")
+        if not self.step_separator:
+            raise ValueError("--step-separator is empty; use space, newline, or the separator text")
+
+
+def resolve_separator(value: str, task: Any) -> str:
+    """The step separator: a name (space / newline / tab), `auto` (the task's), or the text."""
+    if value == "auto":
+        return getattr(task, "step_separator", "\n") if task is not None else "\n"
+    if value in SEPARATOR_NAMES:
+        return SEPARATOR_NAMES[value]
+    return value.encode().decode("unicode_escape") if "\\" in value else value
+
+
+# ---------------------------------------------------------------- labels
+def closeness(completion: str, answer: Any) -> float:
+    """1 for the gold number, falling linearly to 0 at a relative error of 10% (and for no number).
+
+    >>> closeness("579", "579"), closeness("580", "579"), closeness("666678", "579"), closeness("", "579")
+    (1.0, 0.9827288428324698, 0.0, 0.0)
+    """
+    from verifiers.simple_kinds import read_number
+
+    pred, gold = read_number(completion), read_number(str(answer))
+    if pred is None or gold is None:
+        return 0.0
+    error = abs(float(pred) - float(gold)) / max(abs(float(gold)), 1.0)
+    return max(0.0, 1.0 - error / BADLY_WRONG)
+
+
+_LAST_NUMBER = r"-?\d+"
+
+
+def near_miss_variants(completion: str, rng: random.Random, k: int) -> list[str]:
+    """Up to `k` copies of `completion` with its last integer changed by +-1, +-10, +-100 or by
+    swapping two adjacent digits (distinct, non-negative when the original is).
+
+    >>> sorted(near_miss_variants("12+3=15", random.Random(0), 10))
+    ['12+3=105', '12+3=14', '12+3=16', '12+3=25', '12+3=5', '12+3=51']
+    """
+    import re
+
+    spans = list(re.finditer(_LAST_NUMBER, completion))
+    if not spans or k == 0:
+        return []
+    m = spans[-1]
+    value, text = int(m.group()), m.group().lstrip("-")
+    candidates = {value + d for d in (1, -1, 10, -10, 100, -100)}
+    for i in range(len(text) - 1):
+        swapped = text[:i] + text[i + 1] + text[i] + text[i + 2 :]
+        candidates.add(int(swapped) * (-1 if value < 0 else 1))
+    candidates = sorted(c for c in candidates if c != value and (c >= 0 or value < 0))
+    rng.shuffle(candidates)
+    return [completion[: m.start()] + str(c) + completion[m.end() :] for c in candidates[:k]]
+
+
+def gold_rewards(gold_fn: Any, prompts: Sequence[str], completions: Sequence[str], columns: dict[str, list]) -> list[float | None]:
+    from training.scoring import score
+
+    return score(gold_fn, prompts, completions, columns).totals
+
+
+# ---------------------------------------------------------------- sampling
+@dataclass
+class Sampler:
+    """The policy with its sampling settings: `complete(prompts, n)` -> n texts per prompt."""
+
+    model: Any
+    tokenizer: Any
+    config: RMDataConfig
+
+    def complete(self, prompts: Sequence[str], n: int) -> list[list[str]]:
+        from training.rollout import sample
+
+        c = self.config
+        out: list[list[str]] = []
+        per_call = max(1, 512 // n)  # completions per batch
+        for start in range(0, len(prompts), per_call):
+            chunk = list(prompts[start : start + per_call])
+            r = sample(self.model, self.tokenizer, chunk, n, c.max_new_tokens, c.temperature, c.top_p, c.top_k, c.stop or None)
+            out += [r.texts[i * n : (i + 1) * n] for i in range(len(chunk))]
+        return out
+
+
+def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataConfig, separator: str,
+                step_mode: str, near_misses: int, rng: random.Random) -> list[dict]:
+    """Sample, label and (optionally) step-label one shard of prompts: one record per prompt."""
+    from training.rollout import prompt_text
+    from training.steps import check_steps, checkable, mc_labels, mc_prefixes, split_steps
+
+    prompts = [prompt_text(sampler.tokenizer, r["prompt"], cfg.chat_template) for r in rows]
+    texts = sampler.complete(prompts, cfg.samples)
+    keys = [k for k in rows[0] if k != "prompt"]
+    flat_p = [p for p, t in zip(prompts, texts) for _ in t]
+    flat_c = [c for t in texts for c in t]
+    cols = {k: [r.get(k) for r, t in zip(rows, texts) for _ in t] for k in keys}
+    gold = gold_rewards(gold_fn, flat_p, flat_c, cols)
+    records = []
+    for i, row in enumerate(rows):
+        g = gold[i * cfg.samples : (i + 1) * cfg.samples]
+        rec = {**row, "samples": texts[i], "gold": g, "correct": [v is not None and v >= cfg.correct_threshold for v in g]}
+        records.append(rec)
+    if near_misses:
+        add_near_misses(records, prompts, gold_fn, cfg, near_misses, rng)
+    if step_mode != "none":
+        for rec in records:
+            rec["steps"] = [split_steps(c, separator)[0] for c in rec["samples"]]
+        mode = step_mode
+        if mode == "auto":
+            multi = any(len(s) > 1 for rec in records for s in rec["steps"])
+            mode = "check" if multi and all(checkable(s) for rec in records for s in rec["steps"] if s) else "mc" if multi else "none"
+        if mode == "check":
+            for rec in records:
+                rec["step_labels"] = [check_steps(str(rec["prompt"]), s, str(rec.get("answer", ""))) for s in rec["steps"]]
+                rec["step_soft_labels"] = [[float(x) for x in lab] for lab in rec["step_labels"]]
+        elif mode == "mc":
+            add_mc_labels(records, prompts, sampler, gold_fn, cfg, separator)
+        for rec in records:
+            rec["step_label_source"] = mode
+            if mode == "none":
+                del rec["steps"]
+    return records
+
+
+def add_near_misses(records: list[dict], prompts: list[str], gold_fn: Any, cfg: RMDataConfig, k: int, rng: random.Random) -> None:
+    """Append verified-wrong variants of each prompt's first correct sample (`near_miss` flags them)."""
+    cand_idx, cand = [], []
+    for i, rec in enumerate(records):
+        good = next((c for c, ok in zip(rec["samples"], rec["correct"]) if ok), None)
+        if good is None:
+            continue
+        for v in near_miss_variants(good, rng, k):
+            if v not in rec["samples"]:
+                cand_idx.append(i)
+                cand.append(v)
+    if not cand:
+        for rec in records:
+            rec["near_miss"] = [False] * len(rec["samples"])
+        return
+    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct")]
+    cols = {key: [records[i].get(key) for i in cand_idx] for key in keys}
+    gold = gold_rewards(gold_fn, [prompts[i] for i in cand_idx], cand, cols)
+    for rec in records:
+        rec["near_miss"] = [False] * len(rec["samples"])
+    for i, text, g in zip(cand_idx, cand, gold):
+        if g is not None and g < cfg.correct_threshold:  # the gold reward agrees it is wrong
+            rec = records[i]
+            rec["samples"].append(text), rec["gold"].append(g), rec["correct"].append(False), rec["near_miss"].append(True)
+
+
+def add_mc_labels(records: list[dict], prompts: list[str], sampler: Sampler, gold_fn: Any, cfg: RMDataConfig, separator: str) -> None:
+    """Math-Shepherd labels: cfg.mc_rollouts completions from every step prefix, judged by gold."""
+    from training.steps import mc_labels, mc_prefixes
+
+    jobs = []  # (record, sample index, prefix index, prefix text)
+    for r, rec in enumerate(records):
+        for j, steps in enumerate(rec["steps"]):
+            for k, prefix in enumerate(mc_prefixes(steps, separator)):
+                jobs.append((r, j, k, prefix))
+    outs = sampler.complete([prompts[r] + prefix for r, _, _, prefix in jobs], cfg.mc_rollouts)
+    texts = [prefix + cont for (_, _, _, prefix), conts in zip(jobs, outs) for cont in conts]
+    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct", "steps", "near_miss")]
+    cols = {key: [records[r].get(key) for r, _, _, _ in jobs for _ in range(cfg.mc_rollouts)] for key in keys}
+    gold = gold_rewards(gold_fn, [prompts[r] for r, _, _, _ in jobs for _ in range(cfg.mc_rollouts)], texts, cols) if jobs else []
+    success: dict[tuple[int, int], list[list[bool]]] = {}
+    for n, (r, j, k, _) in enumerate(jobs):
+        hits = [g is not None and g >= cfg.correct_threshold for g in gold[n * cfg.mc_rollouts : (n + 1) * cfg.mc_rollouts]]
+        success.setdefault((r, j), []).append(hits)
+    for r, rec in enumerate(records):
+        hard, soft = [], []
+        for j, steps in enumerate(rec["steps"]):
+            h, s = mc_labels(success.get((r, j), []), rec["correct"][j]) if steps else ([], [])
+            hard.append(h), soft.append(s)
+        rec["step_labels"], rec["step_soft_labels"] = hard, soft
+
+
+# ---------------------------------------------------------------- derived files
+def derive_rows(records: list[dict], separator: str, max_pairs: int, rng: random.Random) -> dict[str, list[dict]]:
+    """preference / scored / stepwise rows from sample records (distinct completions per prompt)."""
+    out: dict[str, list[dict]] = {"preference": [], "scored": [], "stepwise": []}
+    for rec in records:
+        seen: dict[str, int] = {}
+        for j, text in enumerate(rec["samples"]):
+            seen.setdefault(text, j)
+        good = [t for t, j in seen.items() if rec["correct"][j]]
+        bad = [t for t, j in seen.items() if not rec["correct"][j] and rec["gold"][j] is not None]
+        pairs = [(g, b) for g in good for b in bad]
+        if max_pairs and len(pairs) > max_pairs:
+            pairs = rng.sample(pairs, max_pairs)
+        out["preference"] += [{"prompt": rec["prompt"], "chosen": g, "rejected": b} for g, b in pairs]
+        for text, j in seen.items():
+            if rec["gold"][j] is None or rec.get("near_miss", [False] * len(rec["samples"]))[j]:
+                continue
+            out["scored"].append({"prompt": rec["prompt"], "response": text, "correct": float(rec["correct"][j]),
+                                  "closeness": closeness(text, rec.get("answer", ""))})
+            if "step_labels" in rec and rec["steps"][j]:
+                out["stepwise"].append({"prompt": rec["prompt"], "completions": rec["steps"][j], "labels": rec["step_labels"][j],
+                                        "soft_labels": rec["step_soft_labels"][j]})
+    return out
+
+
+def balance(records: list[dict], rows: dict[str, list[dict]]) -> dict[str, Any]:
+    """Label balance of one split."""
+    n = sum(len(r["samples"]) - sum(r.get("near_miss", [])) for r in records)
+    correct = sum(c for r in records for c, nm in zip(r["correct"], r.get("near_miss", [False] * len(r["samples"]))) if not nm)
+    none = sum(g is None for r in records for g in r["gold"])
+    out = {
+        "prompts": len(records), "samples": n, "correct_rate": correct / max(n, 1), "gold_none": none,
+        "prompts_all_wrong": sum(not any(r["correct"]) for r in records),
+        "prompts_all_correct": sum(all(r["correct"]) for r in records),
+        "near_misses": sum(sum(r.get("near_miss", [])) for r in records),
+        "preference_pairs": len(rows["preference"]), "scored_rows": len(rows["scored"]),
+        "badly_wrong_rate": sum(x["closeness"] == 0 for x in rows["scored"]) / max(len(rows["scored"]), 1),
+    }
+    steps = [lab for x in rows["stepwise"] for lab in x["labels"]]
+    if steps:
+        out.update(stepwise_rows=len(rows["stepwise"]), steps=len(steps), step_correct_rate=sum(steps) / len(steps),
+                   steps_per_solution=len(steps) / len(rows["stepwise"]))
+    return out
+
+
+# ---------------------------------------------------------------- the command
+def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
+    """Sample, label and write every file (see the module docstring); returns the summary."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from rewards import build_reward
+    from training.data import load_rows, parse_task
+    from training.policy import cpu_threads, default_policy_path, load_policy
+
+    out = Path(cfg.output_dir)
+    gold_fn = build_reward(cfg.gold)
+    task = parse_task(cfg.data)
+    separator = resolve_separator(cfg.step_separator, task)
+    splits = {"train": load_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed)}
+    if task is not None and cfg.eval_data is None and cfg.eval_prompts:
+        splits["test"] = load_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
+    elif cfg.eval_data and cfg.eval_prompts:
+        splits["test"] = load_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
+    for name, rows in splits.items():
+        if "prompt" not in rows[0]:
+            raise ValueError(f"--data {cfg.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
+    from training.data import check_columns
+    from training.scoring import required_columns
+
+    check_columns(splits["train"], sorted(required_columns(gold_fn)), cfg.data)
+    if out.exists() and any(out.iterdir()) and not cfg.resume:
+        raise FileExistsError(f"{out} is not empty; pass --resume to continue that run or choose another --output-dir")
+    out.mkdir(parents=True, exist_ok=True)
+    save_config(cfg, out)
+    policy_path = cfg.model or str(default_policy_path())
+    model, tokenizer = load_policy(policy_path)
+    model.eval()
+    sampler = Sampler(model, tokenizer, cfg)
+    started = time.time()
+    with cpu_threads(cfg.cpu_threads):
+        for split, rows in splits.items():
+            path = out / split / "samples.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shards = [rows[s : s + cfg.shard_prompts] for s in range(0, len(rows), cfg.shard_prompts)]
+            done = _complete_shards(path, [len(sh) for sh in shards])
+            bar = tqdm(total=len(rows), initial=sum(len(sh) for sh in shards[:done]), desc=f"rm-data {split}", unit="prompt",
+                       disable=not progress or None, dynamic_ncols=True)
+            with path.open("a") as fh:
+                for k in range(done, len(shards)):
+                    torch.manual_seed(hash_seed(cfg.seed, split, k))
+                    rng = random.Random(f"{cfg.seed}-{split}-{k}")
+                    recs = label_shard(shards[k], sampler, gold_fn, cfg, separator, cfg.step_labels,
+                                       cfg.near_misses if split == "train" else 0, rng)
+                    fh.write("".join(json.dumps({**r, "shard": k}) + "\n" for r in recs))
+                    fh.flush()
+                    bar.update(len(shards[k]))
+            bar.close()
+    summary: dict[str, Any] = {"policy": policy_path, "data": cfg.data, "gold": cfg.gold, "step_separator": separator,
+                               "seconds": round(time.time() - started, 1)}
+    for split in splits:
+        records = [json.loads(x) for x in (out / split / "samples.jsonl").read_text().splitlines() if x.strip()]
+        rows = derive_rows(records, separator, cfg.max_pairs, random.Random(f"{cfg.seed}-{split}-pairs"))
+        for fmt, fmt_rows in rows.items():
+            if fmt_rows:
+                (out / split / f"{fmt}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in fmt_rows))
+        summary[split] = balance(records, rows)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def hash_seed(seed: int, split: str, shard: int) -> int:
+    import zlib
+
+    return zlib.crc32(f"{seed}-{split}-{shard}".encode())
+
+
+def _complete_shards(path: Path, sizes: Sequence[int]) -> int:
+    """How many leading shards `path` holds in full (shard k has sizes[k] lines); anything after
+    them (a shard cut short by a kill, a partial line) is dropped from the file."""
+    if not path.exists():
+        return 0
+    counts: dict[int, int] = {}
+    kept: list[str] = []
+    for line in path.read_text().splitlines(keepends=True):
+        try:
+            shard = int(json.loads(line)["shard"])
+        except (ValueError, KeyError, TypeError):
+            break
+        counts[shard] = counts.get(shard, 0) + 1
+        kept.append(line)
+    done = 0
+    while done < len(sizes) and counts.get(done, 0) == sizes[done]:
+        done += 1
+    path.write_text("".join(kept[: sum(sizes[:done])]))
+    return done
