@@ -167,6 +167,7 @@ class Combine(NamedReward):
             values = [None if v is None else float(v) for v in out]
             kept = [v for v in values if v is not None]
             metrics[f"{name}/mean"] = sum(kept) / len(kept) if kept else float("nan")
+            metrics[f"{name}/std"] = math.sqrt(sum((v - metrics[f"{name}/mean"]) ** 2 for v in kept) / len(kept)) if kept else float("nan")
             metrics[f"{name}/none_frac"] = (len(values) - len(kept)) / max(len(values), 1)
             for key, value in reward_metrics(fn).items():
                 metrics[f"{name}/{key}"] = value

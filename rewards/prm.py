@@ -10,19 +10,46 @@ Outcome form (`aggregate` = min / last / product / mean): one value alpha * agg(
 the last step. Padding a solution with repeated correct steps cannot raise the clip, delta or
 clip-delta totals (tests/rewards/test_prm.py checks it); the raw total grows with every step.
 
-eta: the Clip threshold is not published; we use 0.5 - a step the PRM thinks more likely right
-than wrong costs nothing, a doubtful one costs its shortfall.
+eta: the Clip threshold is not published. The default is 0.5 - a step the PRM thinks more likely
+right than wrong costs nothing, a doubtful one costs its shortfall. It must sit inside the PRM's
+score range on real policy steps, or Clip gives a constant 0 and no signal: choose it from the
+PRM's scores on correct steps (e.g. their 10th percentile; `eta_from_scores`).
+
+Steps are split by the separator the PRM was trained with (its config's `step_separator`, the
+task's: a space for worked arithmetic) unless the spec says otherwise (`sep=space`, `sep=newline`,
+`sep=tab`, or the text). When most completions come out as a single step, the reward warns
+(`PRMWarning`): the separator probably does not match what the policy writes.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from rewards.base import NamedReward, RewardOutput, Text, check_batch, completion_text, inner_columns, prompt_text, publish
 
 Scores = list[float]  # [K] prefix scores r_1..r_K of one completion
+SEPARATORS = {"space": " ", "newline": "\n", "nl": "\n", "tab": "\t"}  # names usable in a spec (`sep=space`)
+SINGLE_STEP_WARN = 0.5  # warn when more than this share of a batch's completions are one step
+
+
+class PRMWarning(UserWarning):
+    """The PRM reward sees something that makes its signal doubtful (e.g. one step per completion)."""
+
+
+def eta_from_scores(correct_step_scores: Sequence[float], quantile: float = 0.1) -> float:
+    """A Clip threshold inside the PRM's score range: the `quantile` of its scores on steps known
+    to be correct (so ~90% of correct steps cost nothing, doubtful ones cost their shortfall).
+
+    >>> eta_from_scores([0.2, 0.9, 0.95, 0.97, 0.99], 0.25)
+    0.9
+    """
+    ordered = sorted(float(x) for x in correct_step_scores)
+    if not ordered:
+        raise ValueError("eta_from_scores needs the PRM's scores on at least one correct step")
+    return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))]
 
 
 def refine_raw(r: Scores, eta: float) -> Scores:
@@ -133,7 +160,7 @@ class PRMReward(NamedReward):
     eta: float = 0.5  # Clip threshold
     alpha: float = 1.0  # weight of the PRM part (alpha * dense + success)
     success: Any = None  # reward added at the last step (e.g. VerifierReward); None: PRM only
-    separator: str = "\n"  # steps are split from the completion by this
+    separator: str | None = None  # steps are split from the completion by this; None: the PRM's own (config.step_separator)
     batch_size: int = 32
     name: str = "prm"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -143,6 +170,11 @@ class PRMReward(NamedReward):
             raise ValueError(f"PRMReward.refine must be one of {', '.join(REFINEMENTS)}, got {self.refine!r}")
         if self.aggregate is not None and self.aggregate not in AGGREGATIONS:
             raise ValueError(f"PRMReward.aggregate must be one of {', '.join(AGGREGATIONS)} or None, got {self.aggregate!r}")
+        if self.separator is None:
+            config = getattr(self.model, "config", None)
+            object.__setattr__(self, "separator", getattr(config, "step_separator", None) or "\n")
+        if not self.separator:
+            raise ValueError("PRMReward.separator is empty; use e.g. ' ' (sep=space in a spec) or '\\n'")
 
     def shape(self, probs: Scores) -> Scores:
         """Per-step PRM part (before success) for one completion's prefix scores.  [K] -> [K]"""
@@ -154,6 +186,11 @@ class PRMReward(NamedReward):
         check_batch(prompts, completions, self.name)
         texts = [completion_text(c) for c in completions]
         split = [split_steps(t, self.separator) for t in texts]
+        single = sum(len(steps) == 1 for steps, _ in split) / max(len(split), 1)
+        if len(split) > 1 and single > SINGLE_STEP_WARN:
+            warnings.warn(f"prm: {single:.0%} of the completions are a single step when split on {self.separator!r}; "
+                          "the PRM then scores whole answers, not steps. Set the separator the policy writes "
+                          "(sep=space / sep=newline / the text in the spec)", PRMWarning, stacklevel=2)
         scored = [i for i, (steps, _) in enumerate(split) if steps]
         scores = self.model.score([prompt_text(prompts[i]) for i in scored], [split[i][0] for i in scored], batch_size=self.batch_size)
         probs: dict[int, Scores] = {}
@@ -177,7 +214,7 @@ class PRMReward(NamedReward):
             totals.append(sum(r)), steps_out.append(r), ends_out.append(ends)
         n = max(len(texts), 1)
         metrics = {"empty": float(len(texts) - len(scored)), "truncated_steps": float(truncated), "none_frac": sum(t is None for t in totals) / n,
-                   "steps_mean": sum(len(s) for s, _ in split) / n,
+                   "steps_mean": sum(len(s) for s, _ in split) / n, "single_step_frac": single,
                    "prm_min_mean": sum(min(p) for p in probs.values()) / len(probs) if probs else math.nan,
                    "success_mean": sum(float(s or 0.0) for s in success) / n}
         publish(self, metrics, columns)
@@ -185,7 +222,7 @@ class PRMReward(NamedReward):
 
 
 def prm_from_spec(path: str | None = None, *flags: str, eta: float = 0.5, alpha: float = 1.0, success: str | None = None,
-                  sep: str = "\n", column: str = "answer", batch_size: int = 32) -> PRMReward:
+                  sep: str | None = None, column: str = "answer", batch_size: int = 32) -> PRMReward:
     if not path:
         raise ValueError("the spec prm:PATH needs the path (or hub name) of a process reward model")
     refine, aggregate = "clip-delta", None
@@ -201,5 +238,9 @@ def prm_from_spec(path: str | None = None, *flags: str, eta: float = 0.5, alpha:
     from rewards.verifier import VerifierReward
 
     success_fn = VerifierReward(kind=success, answer_column=column) if success else None
+    if sep is not None:
+        sep = SEPARATORS.get(str(sep), str(sep))
+        if not sep:
+            raise ValueError("prm spec: sep= is empty; write sep=space, sep=newline, sep=tab or the separator text")
     return PRMReward(_load(path, "prm", f"prm:{path}"), refine=refine, aggregate=aggregate, eta=eta, alpha=alpha,
                      success=success_fn, separator=sep, batch_size=batch_size)

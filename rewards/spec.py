@@ -60,10 +60,24 @@ REWARDS: dict[str, tuple[Factory, str]] = {
     "calibrated": (_calibrated, "calibrated[:KIND]"),
     "rm": (learned.scalar_rm_from_spec, "rm:PATH[:standardize]"),
     "qrm": (learned.quantile_rm_from_spec, "qrm:PATH[:mean|lower=A|cvar=A|risk=L][:standardize]"),
-    "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=\\n]"),
+    "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=space|newline|TEXT (default: the PRM's own)]"),
     "genrm": (generative.genrm_from_spec, "genrm:PATH[:pyes|pointwise][:k=4,average=true,max_new_tokens=N]"),
     "fapo": (generative.fapo_from_spec, "fapo:PATH[:KIND][:penalty=1]"),
 }
+
+
+# rewards computed by a learned model: RL against them needs guards (KL to the reference, monitors)
+LEARNED = ("rm", "qrm", "prm", "genrm", "fapo")
+
+
+def is_learned(spec: str) -> bool:
+    """Whether any term of the spec is a learned reward (rm, qrm, prm, genrm, fapo).
+
+    >>> is_learned("verifier:math*1.0+rm:runs/rm/final*0.5"), is_learned("verifier:math")
+    (True, False)
+    """
+    terms = [t.strip().rpartition("*")[0] if "*" in t else t.strip() for t in str(spec).split("+")]
+    return any(t.split(":")[0] in LEARNED for t in terms)
 
 
 def reward_names() -> list[str]:
