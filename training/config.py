@@ -18,6 +18,7 @@ from training.kl import KL
 from training.losses import AGGREGATIONS
 
 DEFAULT_DATA = "arithmetic:digits=3,n_terms=2,ops=+"
+LEARNED_KL = 0.02  # InstructGPT's per-token KL weight (beta ~ 0.02); the default when the reward is learned
 BACKENDS = ("hf", "vllm")
 PRECISIONS = ("auto", "no", "bf16", "fp16")
 
@@ -56,11 +57,12 @@ class RLConfig:
     clip_high: float = opt(0.28, "upper clip epsilon of the ratio (clip-higher)")
     dual_clip: float | None = opt(None, "dual-clip constant c > 1 for negative advantages (off when unset)")
     entropy_coef: float = opt(0.0, "entropy bonus weight")
-    kl_coef: float = opt(0.0, "KL weight (0: no reference model is loaded)")
+    kl_coef: float | None = opt(None, f"KL weight to the reference policy (0: no reference model is loaded). Default: {LEARNED_KL} with a learned reward (rm, qrm, prm, genrm, fapo: it keeps the policy where the reward model was trained; turning it off is warned about), 0 with rule rewards")
     kl_estimator: str = opt("k3", "KL estimator", choices=tuple(KL))
     kl_in: str = opt("loss", "where the KL goes: loss or reward", choices=("loss", "reward"))
     ref_model: str | None = opt(None, "reference model for the KL; default: the starting policy. 'none' disables the default")
     eps: float = opt(1e-6, "std epsilon of the estimators")
+    zero_variance_tol: float = opt(1e-3, "a group whose reward spread is at most this x the batch's reward scale (max of std and mean |r|; plus 1e-8) counts as zero-variance: no advantage (float noise in a learned reward is not a signal)")
     qae_k: float = opt(0.4, "qae: quantile K of the baseline")
     w_lambda: float = opt(0.1, "w_reinforce: advantage of a success (failures get -1)")
     zvp_alpha: float = opt(0.1, "rl_zvp: entropy scale for zero-variance groups")
@@ -88,6 +90,13 @@ class RLConfig:
     lora: bool = opt(False, "train LoRA adapters (peft) instead of all weights")
     lora_r: int = opt(16, "LoRA rank")
     lora_alpha: int = opt(32, "LoRA alpha")
+    # monitors (learned rewards): gold probe, OOD share, hack alarm, samples
+    probe_size: int = opt(128, "held-out gold probe: prompts whose greedy accuracy is measured every --probe-every steps (disjoint from the --eval-size prompts; needs gold answers); 0: off")
+    probe_every: int = opt(10, "steps between gold probes")
+    hack_gold_drop: float = opt(0.05, "hack alarm: gold (probe) accuracy this far below its best while the proxy reward is still at or above its level then")
+    hack_drift: float = opt(0.5, "hack alarm: mean completion length or PRM step count this far (relative) from its start")
+    stop_on_alarm: bool = opt(False, "stop the run (policy, report and summary saved) when the hack monitor raises an alarm")
+    log_samples: int = opt(4, "sample completions (prompt, completion, reward, gold) logged per step in metrics.jsonl and the report")
     # evaluation, logging, checkpoints
     eval_every: int = opt(50, "held-out greedy accuracy every N steps (0: only before and after)")
     eval_size: int = opt(500, "held-out prompts per evaluation")
@@ -100,6 +109,10 @@ class RLConfig:
     cpu_threads: int = opt(1, "torch CPU threads when running on CPU (0: torch's default). Tiny models gain nothing from more, and on a busy machine extra threads made steps 20x slower (measured)")
 
     def __post_init__(self) -> None:
+        if self.kl_coef is None:  # resolved here, so config.json records the value used
+            from rewards.spec import is_learned
+
+            object.__setattr__(self, "kl_coef", LEARNED_KL if is_learned(self.reward) else 0.0)
         _choices("estimator", self.estimator, ESTIMATORS)
         _choices("loss_agg", self.loss_agg, AGGREGATIONS)
         _choices("kl_estimator", self.kl_estimator, KL)
@@ -130,9 +143,12 @@ class RLConfig:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
-        for name in ("eval_every", "checkpoint_every", "warmup_steps", "entropy_coef", "temperature", "top_k"):
+        for name in ("eval_every", "checkpoint_every", "warmup_steps", "entropy_coef", "temperature", "top_k", "probe_size",
+                     "log_samples", "zero_variance_tol"):
             if getattr(self, name) < 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        if self.probe_every <= 0 or self.hack_gold_drop <= 0 or self.hack_drift <= 0:
+            raise ValueError("--probe-every, --hack-gold-drop and --hack-drift must be > 0")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"--top-p must be in (0, 1], got {self.top_p}")
         if self.temperature == 0:

@@ -1,7 +1,13 @@
 """The RL loop (GRPO / PPO family), readable top to bottom:
 
-    setup -> [ sample prompts -> generate G completions -> score -> advantages
-               -> num_iterations x (clipped loss + KL + entropy -> optimizer step) -> log -> checkpoint ]
+    setup -> [ collect_batch (sample prompts -> generate_rollouts -> score_rollouts)
+               -> compute_advantages -> update_policy (num_iterations x clipped loss + KL + entropy -> step)
+               -> step_record -> monitors -> log -> checkpoint ]
+
+Each phase is a named function over a `Run` (the shared state) and a `Batch` (one step's
+rollouts and rewards). Monitors (training/monitors.py) see every step: sample completions, a
+constant-reward warning, the learned reward models' OOD share, a held-out gold probe and the hack
+alarm (proxy up while gold falls, or length / step-count drift), which can stop the run.
 
 Everything that varies by name (advantage estimator, loss aggregation, KL estimator) is a pure
 function picked from a dict in its own module. `accelerate` handles devices, mixed precision and
@@ -15,7 +21,7 @@ import json
 import math
 import random
 import time
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +31,15 @@ import torch
 from rewardlab.config import save_config
 from training.advantages import ESTIMATORS, _whiten, sequence_rewards
 from training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-from training.config import RLConfig
+from training.config import LEARNED_KL, RLConfig
 from training.data import PromptStream, check_columns, load_rows, parse_task
 from training.kl import KL
 from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogate, clipped_value_loss
+from training.monitors import ConstantReward, GoldProbe, HackMonitor, OODShare, SampleLog, StepView, learned_models
 from training.rollout import Rollout, prompt_text, sample, token_logprobs
-from training.sampling import VarianceCurriculum, group_variance_score, varied_groups
+from training.sampling import VarianceCurriculum, group_variance_score
 from training.scoring import Scores, required_columns, score, token_rewards
+from rewards.base import reward_name
 
 
 class TrainingStopped(RuntimeError):
@@ -43,6 +51,7 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     """Everything that can be checked without a model: reward, data, columns, backend.
     Bad configuration fails here, naming the option."""
     from rewards import build_reward
+    from rewards.spec import is_learned
 
     reward_fn = build_reward(config.reward)
     acc_spec = config.accuracy_reward if (config.accuracy_reward or "none").lower() != "none" else None
@@ -50,14 +59,22 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     if "prompt" not in rows[0]:
         raise ValueError(f"--data {config.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
     check_columns(rows, sorted(required_columns(reward_fn)), config.data)
+    held_out: list[dict] = []  # the first eval_size rows are the evaluation set, the next probe_size the gold probe
     if parse_task(config.data) is not None and config.eval_data is None:
-        eval_rows = load_rows(config.data, split="test", limit=config.eval_size, seed=config.seed)
+        try:
+            held_out = load_rows(config.data, split="test", limit=config.eval_size + config.probe_size, seed=config.seed)
+        except ValueError:  # a small task's test split has too few problems for both: the probe uses training prompts
+            held_out = load_rows(config.data, split="test", limit=config.eval_size, seed=config.seed)
     elif config.eval_data:
-        eval_rows = load_rows(config.eval_data, split="test", limit=config.eval_size, seed=config.seed)
-    else:
-        eval_rows = []
+        held_out = load_rows(config.eval_data, split="test", seed=config.seed)
+    eval_rows = held_out[: config.eval_size]
+    probe_rows = held_out[config.eval_size : config.eval_size + config.probe_size] or rows[: config.probe_size]
     has_gold = "answer" in rows[0]
     accuracy_fn = build_reward(acc_spec) if acc_spec and has_gold else None
+    warnings = []
+    if is_learned(config.reward) and config.kl_coef == 0:
+        warnings.append(f"--kl-coef 0 with a learned reward ({config.reward}): nothing keeps the policy where the reward "
+                        f"model was trained, and it will find the RM's blind spots; the default is {LEARNED_KL}")
     if config.backend == "vllm":
         from training.vllm_backend import check_vllm_backend
 
@@ -72,7 +89,8 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
             from torch.utils.tensorboard import SummaryWriter  # noqa: F401
         except ImportError:
             raise ValueError("--tensorboard needs the tensorboard package: `pip install tensorboard`") from None
-    return {"reward_fn": reward_fn, "accuracy_fn": accuracy_fn, "rows": rows, "eval_rows": eval_rows}
+    return {"reward_fn": reward_fn, "accuracy_fn": accuracy_fn, "rows": rows, "eval_rows": eval_rows,
+            "probe_rows": probe_rows if config.probe_size and accuracy_fn is not None else [], "warnings": warnings}
 
 
 def _seed_everything(seed: int) -> None:
@@ -176,6 +194,353 @@ def _no_grad_pass(model, value_head, rollout, temperature, micro: int, with_entr
     return cat(0), cat(1), cat(2)
 
 
+# ---------------------------------------------------------------- the run's shared state
+@dataclass
+class Run:
+    """What the loop's phases share: the configuration, the models and optimizer, the reward, the
+    prompt stream and the counters that checkpoints carry."""
+
+    config: RLConfig
+    accelerator: Any
+    model: Any
+    tokenizer: Any
+    value_head: Any
+    ref_model: Any
+    optimizer: Any
+    scheduler: Any
+    params: list
+    vllm: Any
+    reward_fn: Any
+    accuracy_fn: Any
+    stream: PromptStream
+    curriculum: VarianceCurriculum | None
+    counters: dict[str, int]
+
+    @property
+    def same_accuracy(self) -> bool:
+        return self.accuracy_fn is not None and self.config.accuracy_reward == self.config.reward
+
+
+@dataclass
+class Batch:
+    """One step's rollouts with their rewards (the groups dynamic sampling kept)."""
+
+    rows: list[dict]
+    prompts: list[str]  # one per completion
+    rollout: Rollout
+    scores: Scores
+    gold: list[float | None] | None  # the accuracy reward per completion (None without gold answers)
+    metrics: dict[str, float]
+    drawn: int
+    zero_variance_groups: int
+    seconds: dict[str, float]
+
+
+def _setup(config: RLConfig, prepared: dict[str, Any]) -> Run:
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(mixed_precision=_mixed_precision(config))
+    _seed_everything(config.seed + accelerator.process_index)
+    models = _load_models(config, accelerator)
+    model, value_head = models["model"], models["value_head"]
+    params = [p for p in model.parameters() if p.requires_grad] + (list(value_head.parameters()) if value_head else [])
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (config.warmup_steps + 1)))
+    if value_head is not None:
+        model, value_head, optimizer, scheduler = accelerator.prepare(model, value_head, optimizer, scheduler)
+    else:
+        model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    vllm = None
+    if config.backend == "vllm":
+        from training.vllm_backend import VLLMSampler
+
+        vllm = VLLMSampler(models["policy_path"], models["tokenizer"], config.vllm_gpu_memory,
+                           max_model_len=getattr(accelerator.unwrap_model(model).config, "max_position_embeddings", 4096), seed=config.seed,
+                           accelerator=accelerator)
+    curriculum = VarianceCurriculum(config.curriculum_kappa, config.curriculum_fraction) if config.curriculum == "variance" else None
+    return Run(config=config, accelerator=accelerator, model=model, tokenizer=models["tokenizer"], value_head=value_head,
+               ref_model=models["ref_model"], optimizer=optimizer, scheduler=scheduler, params=params, vllm=vllm,
+               reward_fn=prepared["reward_fn"], accuracy_fn=prepared["accuracy_fn"],
+               stream=PromptStream(prepared["rows"], seed=config.seed + 1000 * accelerator.process_index),
+               curriculum=curriculum, counters={"bad_steps_total": 0, "bad_steps_in_a_row": 0, "prompts_seen": 0, "no_signal_steps": 0})
+
+
+def greedy_accuracy(run: Run, rows: list[dict]) -> float | None:
+    """Held-out greedy accuracy of the current policy on `rows` (the accuracy reward >= 1)."""
+    if run.accuracy_fn is None or not rows:
+        return None
+    from training.rollout import generate
+
+    c = run.config
+    prompts = [prompt_text(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
+    outs = generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, max_new_tokens=c.max_new_tokens,
+                    temperature=0, stop=c.stop or None)
+    s = score(run.accuracy_fn, prompts, [o[0] for o in outs], _columns(rows, 1))
+    return sum(t is not None and t >= 1.0 for t in s.totals) / len(rows)
+
+
+# ---------------------------------------------------------------- the phases of a step
+def generate_rollouts(run: Run, rows: list[dict]) -> tuple[list[str], Rollout]:
+    """G completions for each prompt of `rows`: (prompt texts, rollout)."""
+    c, G = run.config, run.config.group_size
+    prompts = [prompt_text(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
+    if run.vllm is not None:
+        rollout = run.vllm.sample(prompts, G, c.max_new_tokens, c.temperature, c.top_p, c.top_k, c.stop, run.accelerator.device)
+    else:
+        rollout = sample(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, G, c.max_new_tokens,
+                         c.temperature, c.top_p, c.top_k, c.stop or None)
+    return prompts, rollout
+
+
+def score_rollouts(run: Run, rows: list[dict], prompts: list[str], rollout: Rollout) -> tuple[Scores, list | None, dict[str, float]]:
+    """The training reward of every completion (every component logged), and its gold accuracy
+    reward where the data has gold answers: (scores, gold per completion or None, metrics)."""
+    G = run.config.group_size
+    rep_prompts = [p for p in prompts for _ in range(G)]
+    scores = score(run.reward_fn, rep_prompts, rollout.texts, _columns(rows, G), group_size=G)
+    metrics, gold = dict(scores.metrics), None
+    if run.same_accuracy:
+        gold = scores.totals
+    elif run.accuracy_fn is not None:
+        gold = score(run.accuracy_fn, rep_prompts, rollout.texts, _columns(rows, G), group_size=G).totals
+    if gold is not None:
+        metrics["accuracy"] = sum(t is not None and t >= 1 for t in gold) / len(gold)
+    return scores, gold, metrics
+
+
+def collect_batch(run: Run) -> Batch | None:
+    """Sample prompts, generate and score (more rounds under dynamic sampling, which keeps only
+    groups whose rewards vary); None when no group kept any signal."""
+    c, G = run.config, run.config.group_size
+    kept: list[tuple[list[dict], list[str], Rollout, Scores, list | None]] = []
+    metrics: dict[str, float] = {}
+    drawn = zero_var = 0
+    seconds = {"generate": 0.0, "score": 0.0}
+    for _round in range(c.max_sampling_rounds if c.dynamic_sampling else 1):
+        need = c.prompts_per_step - sum(len(k[0]) for k in kept)
+        if need <= 0:
+            break
+        replay = run.curriculum.take(need) if run.curriculum is not None else []
+        rows = replay + run.stream.take(need - len(replay))
+        drawn += len(rows)
+        t = time.time()
+        prompts, rollout = generate_rollouts(run, rows)
+        seconds["generate"] += time.time() - t
+        t = time.time()
+        scores, gold, metrics = score_rollouts(run, rows, prompts, rollout)
+        seconds["score"] += time.time() - t
+        seq = torch.tensor([v if v is not None else 0.0 for v in scores.totals])
+        varied = ~negligible_spread(seq, G, c.zero_variance_tol) if G > 1 else torch.ones(len(rows), dtype=torch.bool)
+        zero_var += int((~varied).sum())
+        if run.curriculum is not None:
+            run.curriculum.record(rows, group_variance_score(seq, G))
+        keep = varied if c.dynamic_sampling else torch.ones_like(varied)
+        if keep.any():
+            sel = keep.repeat_interleave(G)
+            idx = sel.nonzero().flatten().tolist()
+            kept.append(([r for r, k in zip(rows, keep.tolist()) if k], [prompts[i // G] for i in idx], _select(rollout, sel),
+                         _subset(scores, idx), [gold[i] for i in idx] if gold is not None else None))
+    run.counters["prompts_seen"] += drawn
+    if not kept:
+        return None
+    merged = Scores(
+        totals=[t for k in kept for t in k[3].totals], applicable=[a for k in kept for a in k[3].applicable],
+        step_rewards=[x for k in kept for x in (k[3].step_rewards or [])] or None,
+        step_ends=[x for k in kept for x in (k[3].step_ends or [])] or None)
+    gold = [g for k in kept for g in k[4]] if kept[0][4] is not None else None
+    return Batch(rows=[r for k in kept for r in k[0]], prompts=[p for k in kept for p in k[1]],
+                 rollout=_concat([k[2] for k in kept], run.tokenizer.pad_token_id), scores=merged, gold=gold, metrics=metrics,
+                 drawn=drawn, zero_variance_groups=zero_var, seconds=seconds)
+
+
+def negligible_spread(seq_rewards: torch.Tensor, group_size: int, tol: float) -> torch.Tensor:
+    """[N] -> [P] bool: groups whose reward spread (max - min) is at most `tol` x the batch's
+    reward scale (the larger of its std and its mean |r|) plus 1e-8 (float noise). Normalising
+    such a group by its std would turn noise into full-size advantages.
+
+    >>> negligible_spread(torch.tensor([1.0, 1.0 + 1e-5, 0.0, 1.0]), 2, 1e-3).tolist()
+    [True, False]
+    """
+    g = seq_rewards.view(-1, group_size)
+    scale = max(float(seq_rewards.std()) if seq_rewards.numel() > 1 else 0.0, float(seq_rewards.abs().mean()))
+    return (g.max(-1).values - g.min(-1).values) <= tol * scale + 1e-8
+
+
+def compute_advantages(run: Run, batch: Batch) -> dict[str, Any]:
+    """Rewards on tokens, the no-grad passes (old / reference logprobs, values), advantages."""
+    c, G, device = run.config, run.config.group_size, run.accelerator.device
+    estimator = ESTIMATORS[c.estimator]
+    rollout = batch.rollout
+    rewards_t, loss_mask = token_rewards(batch.scores, rollout.completion_mask.cpu(), rollout.completion_ids.cpu(), run.tokenizer, G)
+    if estimator.grouped and G > 1:  # groups with a negligible spread carry no signal: equal totals, zero advantage
+        rewards_t = flatten_negligible_groups(rewards_t, rollout.completion_mask.cpu(), G, c.zero_variance_tol)
+    if c.mask_truncated:
+        loss_mask = loss_mask * (~rollout.truncated.cpu()).long()[:, None]
+    rewards_t, loss_mask = rewards_t.to(device), loss_mask.to(device)
+    need_old = c.num_iterations > 1 or estimator.needs_entropy or estimator.needs_values or (c.kl_coef > 0 and c.kl_in == "reward")
+    old_logprobs = old_entropy = old_values = ref_logprobs = None
+    if need_old:
+        old_logprobs, old_entropy, old_values = _no_grad_pass(run.model, run.value_head, rollout, c.temperature, c.micro_batch_size,
+                                                              estimator.needs_entropy)
+    if run.ref_model is not None:
+        ref_logprobs, _, _ = _no_grad_pass(run.ref_model, None, rollout, c.temperature, c.micro_batch_size, False)
+    if run.ref_model is not None and c.kl_in == "reward":
+        rewards_t = rewards_t - c.kl_coef * KL[c.kl_estimator](old_logprobs, ref_logprobs) * loss_mask
+    est_params = dict(eps=c.eps, qae_k=c.qae_k, w_lambda=c.w_lambda, zvp_alpha=c.zvp_alpha,
+                      success_threshold=c.success_threshold, gamma=c.gamma, lam=c.lam)
+    advantages = estimator.fn(rewards_t, loss_mask.float(), G, entropy=old_entropy, values=old_values, **est_params)
+    returns = None
+    if estimator.needs_values:
+        returns = advantages + old_values * loss_mask
+        advantages = _whiten(advantages, loss_mask.float())
+    return {"rewards_t": rewards_t, "loss_mask": loss_mask, "advantages": advantages, "returns": returns,
+            "old_logprobs": old_logprobs, "old_values": old_values, "ref_logprobs": ref_logprobs}
+
+
+def flatten_negligible_groups(rewards_t: torch.Tensor, completion_mask: torch.Tensor, group_size: int, tol: float) -> torch.Tensor:
+    """Token rewards [N, C] whose groups of negligible spread get their group-mean total (the
+    difference is taken off each completion's last token), so group estimators give them zero."""
+    seq = sequence_rewards(rewards_t, completion_mask.float())  # [N]
+    flat = negligible_spread(seq, group_size, tol).repeat_interleave(group_size)  # [N]
+    if not flat.any():
+        return rewards_t
+    mean = seq.view(-1, group_size).mean(-1).repeat_interleave(group_size)
+    last = (completion_mask.sum(-1) - 1).clamp(min=0)
+    out = rewards_t.clone()
+    rows = flat.nonzero().flatten()
+    out[rows, last[rows]] -= (seq - mean)[rows]
+    return out
+
+
+def update_policy(run: Run, batch: Batch, adv: dict[str, Any]) -> dict[str, float]:
+    """num_iterations passes of the clipped loss (+ KL, entropy, value) and optimizer steps. A step
+    with no signal (every advantage 0 and no KL or entropy term) does not move the weights
+    (AdamW's momentum would); a non-finite loss or gradient skips the step."""
+    c, accelerator, model = run.config, run.accelerator, run.model
+    rollout, n = batch.rollout, len(batch.rollout.texts)
+    loss_mask, advantages = adv["loss_mask"], adv["advantages"]
+    norm = BatchNorm.of(loss_mask, c.max_new_tokens)
+    no_signal = not bool((advantages * loss_mask).abs().sum() > 0) and c.kl_coef == 0 and c.entropy_coef == 0 and run.value_head is None
+    model.train()
+    stats = {"loss": 0.0, "clip_frac": 0.0, "approx_kl": 0.0, "entropy": 0.0, "kl": 0.0, "value_loss": 0.0}
+    bad = False
+    for _it in range(c.num_iterations):
+        starts = list(range(0, n, c.micro_batch_size))
+        for j, s in enumerate(starts):
+            idx = slice(s, s + c.micro_batch_size)
+            sync = contextlib.nullcontext() if j == len(starts) - 1 else accelerator.no_sync(model)
+            with sync, accelerator.autocast():
+                logprobs, entropy, values = _forward(model, run.value_head, rollout, idx, c.temperature, True, entropy_grad=c.entropy_coef != 0)
+                pick = lambda x: x[idx] if x is not None else None  # noqa: E731
+                loss, parts = _loss(c, logprobs, entropy, values, loss_mask[idx].float(), norm, advantages[idx],
+                                    pick(adv["old_logprobs"]), pick(adv["ref_logprobs"]),
+                                    pick(adv["old_values"]) if values is not None else None, pick(adv["returns"]) if values is not None else None)
+                if not torch.isfinite(loss):
+                    bad = True
+                    break
+                if not no_signal:
+                    accelerator.backward(loss)
+            for k, v in parts.items():
+                stats[k] += v / c.num_iterations
+        if no_signal:
+            break
+        if not bad:
+            grad_norm = accelerator.clip_grad_norm_(run.params, c.max_grad_norm)
+            bad = not math.isfinite(float(grad_norm))
+        if bad:  # skip the step: no update from a non-finite loss or gradient
+            run.optimizer.zero_grad(set_to_none=True)
+            break
+        run.optimizer.step()
+        run.scheduler.step()
+        run.optimizer.zero_grad(set_to_none=True)
+    _count_bad_step(run, bad)
+    run.counters["no_signal_steps"] += int(no_signal and not bad)
+    if run.vllm is not None:
+        run.vllm.sync_weights(accelerator.unwrap_model(model))
+    return {**stats, "skipped_nonfinite": int(bad), "skipped_no_signal": int(no_signal and not bad)}
+
+
+def _count_bad_step(run: Run, bad: bool) -> None:
+    if not bad:
+        run.counters["bad_steps_in_a_row"] = 0
+        return
+    run.counters["bad_steps_total"] += 1
+    run.counters["bad_steps_in_a_row"] += 1
+    if run.counters["bad_steps_in_a_row"] >= run.config.max_bad_steps:
+        raise TrainingStopped(
+            f"{run.counters['bad_steps_in_a_row']} steps in a row had a non-finite loss or gradient "
+            f"({run.counters['bad_steps_total']} in total); stopping. Lower --lr, set --max-grad-norm, or check the reward's scale."
+        )
+
+
+def step_record(run: Run, step: int, batch: Batch, adv: dict[str, Any], stats: dict[str, float], elapsed: float,
+                t_train: float) -> dict[str, Any]:
+    """The metrics line of one step (see docs/training.md)."""
+    rollout = batch.rollout
+    seq_r = sequence_rewards(adv["rewards_t"], rollout.completion_mask.float().to(adv["rewards_t"].device)).cpu()
+    lengths = rollout.completion_mask.sum(-1).float().cpu()
+    tokens = float(rollout.completion_mask.sum())
+    return {
+        "step": step,
+        "reward/mean": seq_r.mean().item(), "reward/std": seq_r.std().item() if len(seq_r) > 1 else 0.0,
+        **{f"reward/{k}": v for k, v in batch.metrics.items() if isinstance(v, (int, float)) and k != "accuracy"},
+        **({"accuracy": batch.metrics["accuracy"]} if "accuracy" in batch.metrics else {}),
+        **stats,
+        "length/mean": lengths.mean().item(), "length/max": lengths.max().item(),
+        "truncated_frac": rollout.truncated.float().mean().item(),
+        "zero_variance_frac": batch.zero_variance_groups / max(batch.drawn, 1),
+        "prompts_drawn": batch.drawn, "completions_trained": len(rollout.texts),
+        "bad_steps_total": run.counters["bad_steps_total"],
+        "lr": run.scheduler.get_last_lr()[0],
+        "time/generate": batch.seconds["generate"], "time/score": batch.seconds["score"], "time/train": t_train, "time/step": elapsed,
+        "tokens_per_s": tokens / max(elapsed, 1e-9),
+        **({"gpu_peak_gb": torch.cuda.max_memory_allocated() / 2**30} if torch.cuda.is_available() else {}),
+    }
+
+
+# ---------------------------------------------------------------- monitors
+@dataclass
+class Monitors:
+    """The per-step monitors (training/monitors.py) and what they said."""
+
+    samples: SampleLog
+    constant: ConstantReward
+    ood: OODShare | None
+    probe: GoldProbe | None
+    hack: HackMonitor
+    warn: Any  # fn(text): print a warning above the progress bar
+
+    def step(self, run: Run, step: int, batch: Batch, record: dict[str, Any]) -> str | None:
+        """Add the monitors' numbers to `record`; returns the hack alarm's text, if any."""
+        view = StepView(step=step, prompts=batch.prompts, completions=batch.rollout.texts, totals=batch.scores.totals,
+                        gold=batch.gold, metrics=batch.metrics, group_size=run.config.group_size)
+        for monitor in (self.constant, self.ood):
+            if monitor is None:
+                continue
+            numbers, warning = monitor(view)
+            record.update(numbers)
+            if warning:
+                self.warn(f"rl: warning: {warning}")
+        if self.probe is not None:
+            record.update(self.probe(step, last=step == run.config.steps))
+        alarm = self.hack.observe(record)
+        record["monitor/alarm"] = float(alarm is not None)
+        if alarm:
+            record["monitor/alarm_reason"] = alarm
+            self.warn(f"rl: HACK ALARM at step {step}: {alarm}" + ("; stopping (--stop-on-alarm)" if run.config.stop_on_alarm else ""))
+        record.update(self.samples(view))
+        return alarm
+
+
+def build_monitors(run: Run, probe_rows: list[dict], warn: Any) -> Monitors:
+    c = run.config
+    models = learned_models(run.reward_fn)
+    probe = GoldProbe(probe_rows, c.probe_every, lambda rows: greedy_accuracy(run, rows)) if probe_rows and run.accuracy_fn else None
+    return Monitors(samples=SampleLog(c.log_samples), constant=ConstantReward(reward_name(run.reward_fn)),
+                    ood=OODShare(models) if models else None, probe=probe,
+                    hack=HackMonitor(c.hack_gold_drop, c.hack_drift, gold_key="probe/accuracy" if probe else "accuracy"), warn=warn)
+
+
 # ---------------------------------------------------------------- the loop
 def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run RL as configured; returns the summary (accuracy before/after, times, counts)."""
@@ -186,278 +551,119 @@ def train(config: RLConfig, run: dict[str, Any] | None = None) -> dict[str, Any]
         return _train(config, run)
 
 
-def _train(config: RLConfig, run: dict[str, Any]) -> dict[str, Any]:
-    from accelerate import Accelerator
+def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
     from tqdm.auto import tqdm
 
-    accelerator = Accelerator(mixed_precision=_mixed_precision(config))
     out_dir = Path(config.output_dir)
     ckpt_root = out_dir / "checkpoints"
     resume_from = latest_checkpoint(ckpt_root) if config.resume else None
+    run = _setup(config, prepared)
+    accelerator = run.accelerator
     if config.resume and resume_from is None:
         accelerator.print(f"rl: --resume given but no checkpoint in {ckpt_root}; starting fresh")
     if accelerator.is_main_process:
         save_config(config, out_dir)
-    _seed_everything(config.seed + accelerator.process_index)
-
-    models = _load_models(config, accelerator)
-    model, tokenizer, value_head, ref_model = models["model"], models["tokenizer"], models["value_head"], models["ref_model"]
-    params = [p for p in model.parameters() if p.requires_grad] + (list(value_head.parameters()) if value_head else [])
-    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (config.warmup_steps + 1)))
-    if value_head is not None:
-        model, value_head, optimizer, scheduler = accelerator.prepare(model, value_head, optimizer, scheduler)
-    else:
-        model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
-    device = accelerator.device
-
-    vllm = None
-    if config.backend == "vllm":
-        from training.vllm_backend import VLLMSampler
-
-        vllm = VLLMSampler(models["policy_path"], tokenizer, config.vllm_gpu_memory,
-                           max_model_len=getattr(accelerator.unwrap_model(model).config, "max_position_embeddings", 4096), seed=config.seed,
-                           accelerator=accelerator)
-
-    reward_fn, accuracy_fn = run["reward_fn"], run["accuracy_fn"]
-    same_accuracy = accuracy_fn is not None and config.accuracy_reward == config.reward
-    stream = PromptStream(run["rows"], seed=config.seed + 1000 * accelerator.process_index)
-    curriculum = VarianceCurriculum(config.curriculum_kappa, config.curriculum_fraction) if config.curriculum == "variance" else None
-    estimator = ESTIMATORS[config.estimator]
-    kl_fn = KL[config.kl_estimator]
-    G = config.group_size
-    est_params = dict(eps=config.eps, qae_k=config.qae_k, w_lambda=config.w_lambda, zvp_alpha=config.zvp_alpha,
-                      success_threshold=config.success_threshold, gamma=config.gamma, lam=config.lam)
-    counters = {"bad_steps_total": 0, "bad_steps_in_a_row": 0, "prompts_seen": 0}
-    start_step, summary = 0, {}
-
-    def evaluate() -> float | None:
-        if accuracy_fn is None or not run["eval_rows"]:
-            return None
-        from training.rollout import generate
-
-        rows = run["eval_rows"]
-        prompts = [prompt_text(tokenizer, r["prompt"], config.chat_template) for r in rows]
-        outs = generate(accelerator.unwrap_model(model), tokenizer, prompts, max_new_tokens=config.max_new_tokens,
-                        temperature=0, stop=config.stop or None)
-        s = score(accuracy_fn, prompts, [o[0] for o in outs], _columns(rows, 1))
-        return sum(t is not None and t >= 1.0 for t in s.totals) / len(rows)
-
+    for warning in prepared.get("warnings", ()):
+        accelerator.print(f"rl: warning: {warning}")
     metrics_path = out_dir / "metrics.jsonl"
-    if resume_from is not None:
-        state = load_checkpoint(accelerator, resume_from)
-        start_step = state["step"]
-        stream.load_state(state["stream"])
-        counters.update(state["counters"])
-        summary = state["summary"]
-        if curriculum is not None:
-            curriculum.load_state(state["curriculum"])
-        if accelerator.is_main_process and metrics_path.exists():  # drop lines logged after the checkpoint
-            kept = [ln for ln in metrics_path.read_text().splitlines() if ln.strip() and json.loads(ln)["step"] <= start_step]
-            metrics_path.write_text("".join(ln + "\n" for ln in kept))
-        accelerator.print(f"rl: resumed from {resume_from} (step {start_step})")
-        if vllm is not None:
-            vllm.sync_weights(accelerator.unwrap_model(model))
-    else:
-        if accelerator.is_main_process and metrics_path.exists():
-            metrics_path.unlink()
-        summary = {"accuracy_before": evaluate(), "policy": models["policy_path"], "reward": config.reward}
-        if summary["accuracy_before"] is not None:
-            accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(run['eval_rows'])} prompts)")
-
+    start_step, summary = _start_or_resume(run, resume_from, metrics_path, prepared["eval_rows"])
+    bar = tqdm(total=config.steps, initial=start_step, desc="rl", disable=not accelerator.is_main_process or None, dynamic_ncols=True)
+    monitors = build_monitors(run, prepared["probe_rows"], warn=lambda text: bar.write(text) if accelerator.is_main_process else None)
     tb = None
     if config.tensorboard and accelerator.is_main_process:
         from torch.utils.tensorboard import SummaryWriter
 
         tb = SummaryWriter(str(out_dir / "tensorboard"))
     log_file = open(metrics_path, "a") if accelerator.is_main_process else None
-    bar = tqdm(total=config.steps, initial=start_step, desc="rl", disable=not accelerator.is_main_process or None, dynamic_ncols=True)
-    run_start = time.time()
+    run_start, stopped = time.time(), None
     try:
         for step in range(start_step + 1, config.steps + 1):
             t0 = time.time()
-            # 1. sample prompts and generate G completions each (more rounds under dynamic sampling)
-            kept_rollouts, kept_scores, kept_rows, t_gen, t_score, drawn, zero_var_groups = [], [], [], 0.0, 0.0, 0, 0
-            round_metrics: dict[str, float] = {}
-            for _round in range(config.max_sampling_rounds if config.dynamic_sampling else 1):
-                need = config.prompts_per_step - sum(len(r) for r in kept_rows)
-                if need <= 0:
-                    break
-                replay = curriculum.take(need) if curriculum is not None else []
-                rows = replay + stream.take(need - len(replay))
-                drawn += len(rows)
-                prompts = [prompt_text(tokenizer, r["prompt"], config.chat_template) for r in rows]
-                tg = time.time()
-                if vllm is not None:
-                    rollout = vllm.sample(prompts, G, config.max_new_tokens, config.temperature, config.top_p, config.top_k, config.stop, device)
-                else:
-                    rollout = sample(accelerator.unwrap_model(model), tokenizer, prompts, G, config.max_new_tokens,
-                                     config.temperature, config.top_p, config.top_k, config.stop or None)
-                t_gen += time.time() - tg
-                # 2. score with the reward (every component logged)
-                ts = time.time()
-                rep_prompts = [p for p in prompts for _ in range(G)]
-                scores = score(reward_fn, rep_prompts, rollout.texts, _columns(rows, G), group_size=G)
-                round_metrics = scores.metrics
-                if accuracy_fn is not None and not same_accuracy:
-                    acc_scores = score(accuracy_fn, rep_prompts, rollout.texts, _columns(rows, G), group_size=G)
-                    round_metrics = {**round_metrics, "accuracy": sum(t is not None and t >= 1 for t in acc_scores.totals) / len(acc_scores.totals)}
-                t_score += time.time() - ts
-                seq = torch.tensor([t if t is not None else 0.0 for t in scores.totals])
-                varied = varied_groups(seq, G) if G > 1 else torch.ones(len(rows), dtype=torch.bool)
-                zero_var_groups += int((~varied).sum())
-                if curriculum is not None:
-                    curriculum.record(rows, group_variance_score(seq, G))
-                keep = varied if config.dynamic_sampling else torch.ones_like(varied)
-                keep = keep[: len(rows)]
-                if keep.any():
-                    sel = keep.repeat_interleave(G)
-                    kept_rollouts.append(_select(rollout, sel))
-                    kept_rows += [r for r, k in zip(rows, keep.tolist()) if k]
-                    kept_scores.append(_subset(scores, sel.nonzero().flatten().tolist()))
-            counters["prompts_seen"] += drawn
-            if not kept_rollouts:  # dynamic sampling found no group with any signal: log and move on
-                record = {"step": step, "skipped": "all groups had zero reward variance", "zero_variance_frac": 1.0}
-                if log_file:
-                    log_file.write(json.dumps(record) + "\n")
-                    log_file.flush()
+            batch = collect_batch(run)  # 1-2. sample prompts, generate G completions each, score them
+            if batch is None:  # dynamic sampling found no group with any signal: log and move on
+                _write(log_file, tb, {"step": step, "skipped": "all groups had zero reward variance", "zero_variance_frac": 1.0})
                 bar.update(1)
                 continue
-            rollout = _concat(kept_rollouts, tokenizer.pad_token_id)
-            n_kept = len(rollout.texts)
-            merged = Scores(
-                totals=[t for s in kept_scores for t in s.totals], applicable=[a for s in kept_scores for a in s.applicable],
-                step_rewards=[x for s in kept_scores for x in (s.step_rewards or [])] or None,
-                step_ends=[x for s in kept_scores for x in (s.step_ends or [])] or None)
-            rewards_t, loss_mask = token_rewards(merged, rollout.completion_mask.cpu(), rollout.completion_ids.cpu(), tokenizer, G)
-            if config.mask_truncated:
-                loss_mask = loss_mask * (~rollout.truncated.cpu()).long()[:, None]
-            rewards_t, loss_mask = rewards_t.to(device), loss_mask.to(device)
-
-            # 3. old logprobs / entropy / values / reference logprobs (no grad)
-            tt = time.time()
-            micro = config.micro_batch_size
-            need_pre = config.num_iterations > 1 or estimator.needs_entropy or estimator.needs_values or (config.kl_coef > 0 and config.kl_in == "reward")
-            old_logprobs = old_entropy = old_values = None
-            if need_pre:
-                old_logprobs, old_entropy, old_values = _no_grad_pass(model, value_head, rollout, config.temperature, micro, estimator.needs_entropy)
-            ref_logprobs = None
-            if ref_model is not None:
-                ref_logprobs, _, _ = _no_grad_pass(ref_model, None, rollout, config.temperature, micro, False)
-            if ref_model is not None and config.kl_in == "reward":
-                rewards_t = rewards_t - config.kl_coef * kl_fn(old_logprobs, ref_logprobs) * loss_mask
-
-            # 4. advantages (pure function chosen by name)
-            advantages = estimator.fn(rewards_t, loss_mask.float(), G, entropy=old_entropy, values=old_values, **est_params)
-            returns = None
-            if estimator.needs_values:
-                returns = advantages + old_values * loss_mask
-                advantages = _whiten(advantages, loss_mask.float())
-
-            # 5. clipped policy loss (+ KL, + entropy, + value) over num_iterations passes
-            norm = BatchNorm.of(loss_mask, config.max_new_tokens)
-            model.train()
-            stats = {"loss": 0.0, "clip_frac": 0.0, "approx_kl": 0.0, "entropy": 0.0, "kl": 0.0, "value_loss": 0.0}
-            bad = False
-            for _it in range(config.num_iterations):
-                starts = list(range(0, n_kept, micro))
-                for j, s in enumerate(starts):
-                    idx = slice(s, s + micro)
-                    sync = contextlib.nullcontext() if j == len(starts) - 1 else accelerator.no_sync(model)
-                    with sync, accelerator.autocast():
-                        logprobs, entropy, values = _forward(model, value_head, rollout, idx, config.temperature, True,
-                                                             entropy_grad=config.entropy_coef != 0)
-                        loss, parts = _loss(config, logprobs, entropy, values, loss_mask[idx].float(), norm, advantages[idx],
-                                            old_logprobs[idx] if old_logprobs is not None else None,
-                                            ref_logprobs[idx] if ref_logprobs is not None else None,
-                                            old_values[idx] if values is not None else None,
-                                            returns[idx] if values is not None else None)
-                        if not torch.isfinite(loss):
-                            bad = True
-                            break
-                        accelerator.backward(loss)
-                    for k, v in parts.items():
-                        stats[k] += v / config.num_iterations
-                if not bad:
-                    grad_norm = accelerator.clip_grad_norm_(params, config.max_grad_norm)
-                    bad = not math.isfinite(float(grad_norm))
-                if bad:  # skip the step: no update from a non-finite loss or gradient
-                    optimizer.zero_grad(set_to_none=True)
-                    break
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-            if bad:
-                counters["bad_steps_total"] += 1
-                counters["bad_steps_in_a_row"] += 1
-                if counters["bad_steps_in_a_row"] >= config.max_bad_steps:
-                    raise TrainingStopped(
-                        f"step {step}: {counters['bad_steps_in_a_row']} steps in a row had a non-finite loss or gradient "
-                        f"({counters['bad_steps_total']} in total); stopping. Lower --lr, set --max-grad-norm, or check the reward's scale."
-                    )
-            else:
-                counters["bad_steps_in_a_row"] = 0
-            if vllm is not None:
-                vllm.sync_weights(accelerator.unwrap_model(model))
-            t_train = time.time() - tt
-
-            # 6. log
-            seq_r = sequence_rewards(rewards_t, rollout.completion_mask.float().to(device)).cpu()
-            lengths = rollout.completion_mask.sum(-1).float().cpu()
-            tokens = float(rollout.completion_mask.sum())
-            elapsed = time.time() - t0
-            record = {
-                "step": step,
-                "reward/mean": seq_r.mean().item(), "reward/std": seq_r.std().item() if len(seq_r) > 1 else 0.0,
-                **{f"reward/{k}": v for k, v in round_metrics.items() if isinstance(v, (int, float))},
-                **({"accuracy": round_metrics["accuracy"]} if "accuracy" in round_metrics else {}),
-                **{k: v for k, v in stats.items()},
-                "length/mean": lengths.mean().item(), "length/max": lengths.max().item(),
-                "truncated_frac": rollout.truncated.float().mean().item(),
-                "zero_variance_frac": zero_var_groups / max(drawn, 1),
-                "prompts_drawn": drawn, "completions_trained": n_kept,
-                "skipped_nonfinite": int(bad), "bad_steps_total": counters["bad_steps_total"],
-                "lr": scheduler.get_last_lr()[0],
-                "time/generate": t_gen, "time/score": t_score, "time/train": t_train, "time/step": elapsed,
-                "tokens_per_s": tokens / max(elapsed, 1e-9),
-                **({"gpu_peak_gb": torch.cuda.max_memory_allocated() / 2**30} if torch.cuda.is_available() else {}),
-            }
+            t_train = time.time()
+            adv = compute_advantages(run, batch)  # 3-4. rewards on tokens, old/reference logprobs, advantages
+            stats = update_policy(run, batch, adv)  # 5. clipped loss (+ KL, entropy) and optimizer steps
+            t_train = time.time() - t_train
+            record = step_record(run, step, batch, adv, stats, time.time() - t0, t_train)  # 6. log
             if config.eval_every and step % config.eval_every == 0 and step < config.steps:
-                record["eval/accuracy"] = evaluate()
-            if log_file:
-                log_file.write(json.dumps(record) + "\n")
-                log_file.flush()
-            if tb is not None:
-                for k, v in record.items():
-                    if isinstance(v, (int, float)):
-                        tb.add_scalar(k, v, step)
+                record["eval/accuracy"] = greedy_accuracy(run, prepared["eval_rows"])
+            alarm = monitors.step(run, step, batch, record)
+            _write(log_file, tb, record)
             bar.set_postfix(reward=f"{record['reward/mean']:.3f}", **({"acc": f"{record['accuracy']:.1%}"} if "accuracy" in record else {}))
             bar.update(1)
-
-            # 7. checkpoint
-            if (config.checkpoint_every and step % config.checkpoint_every == 0) or step == config.steps:
+            if alarm and config.stop_on_alarm:
+                stopped = {"step": step, "reason": alarm}
+            if (config.checkpoint_every and step % config.checkpoint_every == 0) or step == config.steps or stopped:  # 7. checkpoint
                 save_checkpoint(accelerator, ckpt_root, step, {
-                    "stream": stream.state(), "counters": counters, "summary": summary,
-                    "curriculum": curriculum.state() if curriculum is not None else [],
+                    "stream": run.stream.state(), "counters": run.counters, "summary": summary,
+                    "curriculum": run.curriculum.state() if run.curriculum is not None else [],
                 }, keep=config.keep_checkpoints)
+            if stopped:
+                break
     finally:
         bar.close()
         if log_file:
             log_file.close()
         if tb is not None:
             tb.close()
+    return _finish(run, summary, prepared["eval_rows"], run_start, stopped)
 
-    # the end: final policy, accuracy after, report
-    summary["accuracy_after"] = evaluate()
-    summary["steps"] = config.steps
+
+def _write(log_file, tb, record: dict[str, Any]) -> None:
+    if log_file:
+        log_file.write(json.dumps(record) + "\n")
+        log_file.flush()
+    if tb is not None:
+        for k, v in record.items():
+            if isinstance(v, (int, float)):
+                tb.add_scalar(k, v, record["step"])
+
+
+def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eval_rows: list[dict]) -> tuple[int, dict[str, Any]]:
+    """Restore a checkpoint (dropping metrics logged after it), or measure the starting accuracy."""
+    accelerator = run.accelerator
+    if resume_from is not None:
+        state = load_checkpoint(accelerator, resume_from)
+        run.stream.load_state(state["stream"])
+        run.counters.update(state["counters"])
+        if run.curriculum is not None:
+            run.curriculum.load_state(state["curriculum"])
+        if accelerator.is_main_process and metrics_path.exists():  # drop lines logged after the checkpoint
+            kept = [ln for ln in metrics_path.read_text().splitlines() if ln.strip() and json.loads(ln)["step"] <= state["step"]]
+            metrics_path.write_text("".join(ln + "\n" for ln in kept))
+        accelerator.print(f"rl: resumed from {resume_from} (step {state['step']})")
+        if run.vllm is not None:
+            run.vllm.sync_weights(accelerator.unwrap_model(run.model))
+        return state["step"], state["summary"]
+    if accelerator.is_main_process and metrics_path.exists():
+        metrics_path.unlink()
+    summary = {"accuracy_before": greedy_accuracy(run, eval_rows), "policy": str(run.config.model or "default"), "reward": run.config.reward}
+    if summary["accuracy_before"] is not None:
+        accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts)")
+    return 0, summary
+
+
+def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start: float, stopped: dict | None) -> dict[str, Any]:
+    """The end: accuracy after, the final policy, summary.json and the report."""
+    c, accelerator = run.config, run.accelerator
+    summary["accuracy_after"] = greedy_accuracy(run, eval_rows)
+    summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
-    summary["bad_steps_total"] = counters["bad_steps_total"]
+    summary["bad_steps_total"] = run.counters["bad_steps_total"]
+    summary["no_signal_steps"] = run.counters["no_signal_steps"]
+    if stopped:
+        summary["stopped_by_alarm"] = stopped
+    out_dir = Path(c.output_dir)
     if accelerator.is_main_process:
         from training.policy import save_policy_atomically
 
-        save_policy_atomically(accelerator.unwrap_model(model), tokenizer, out_dir / "policy")
+        save_policy_atomically(accelerator.unwrap_model(run.model), run.tokenizer, out_dir / "policy")
         (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        if config.report:
+        if c.report:
             from training.report import write_report
 
             write_report(out_dir, summary)

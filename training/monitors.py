@@ -1,0 +1,203 @@
+"""Monitors: plain objects the RL loop calls once per step with that step's rollouts and scores.
+Each returns numbers to log and, optionally, an alarm (a sentence saying what went wrong).
+
+- `SampleLog`       a few (prompt, completion, reward, gold) samples per step, for metrics.jsonl and the report
+- `ConstantReward`  warns when the reward (or a component of a composite) is the same for every completion:
+                    a constant reward teaches nothing, and the policy drifts on noise
+- `OODShare`        the share of the step's completions that a learned reward model's OOD detector
+                    (`reward_models.ood`, saved by train-rm) flags as outside its training distribution
+- `GoldProbe`       greedy accuracy on a fixed set of held-out prompts with gold answers, every few steps
+- `HackMonitor`     the alarm: the proxy (the training reward) rises while the gold probe falls; or the
+                    completion length or the PRM's step count drifts far from where it started
+
+>>> m = HackMonitor(gold_drop=0.05, drift=0.5)
+>>> [m.observe({"step": s, "reward/mean": 0.1 * s, "probe/accuracy": g, "length/mean": 4.0})
+...  for s, g in [(1, 0.30), (2, 0.40), (3, 0.38), (4, 0.33)]][-1]
+'gold probe accuracy fell from 40.0% (step 2) to 33.0% while the proxy reward rose from 0.150 to 0.250'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+
+@dataclass
+class StepView:
+    """What a monitor sees of one step: the training completions and their rewards."""
+
+    step: int
+    prompts: list[str]  # one per completion
+    completions: list[str]
+    totals: list[float | None]  # the training reward per completion
+    gold: list[float | None] | None  # the accuracy reward per completion, where the data has gold answers
+    metrics: dict[str, float]  # the reward's own metrics of this step (components, verdict counts, ...)
+    group_size: int
+
+
+# ---------------------------------------------------------------- samples
+@dataclass
+class SampleLog:
+    """The first completion of each of the first `k` prompts of the step (no randomness: a resumed
+    run logs the same samples)."""
+
+    k: int = 4
+
+    def __call__(self, view: StepView) -> dict[str, Any]:
+        out = []
+        for i in range(0, min(len(view.completions), self.k * view.group_size), view.group_size):
+            item = {"prompt": view.prompts[i][-200:], "completion": view.completions[i][:400], "reward": view.totals[i]}
+            if view.gold is not None:
+                item["gold"] = view.gold[i]
+            out.append(item)
+        return {"samples": out} if out else {}
+
+
+# ---------------------------------------------------------------- constant rewards
+def _spread(values: Sequence[float | None]) -> tuple[float, float] | None:
+    kept = [v for v in values if v is not None]
+    return (min(kept), max(kept)) if kept else None
+
+
+@dataclass
+class ConstantReward:
+    """A warning when the reward, or a component of a composite (its `<name>/std` metric), has the
+    same value for every completion of the step. Warns on the first such step and then every
+    `every` steps while it lasts (the count is logged every step)."""
+
+    name: str = "reward"
+    every: int = 25
+    _count: int = field(default=0, init=False)
+
+    def __call__(self, view: StepView) -> tuple[dict[str, float], str | None]:
+        constant = []
+        span = _spread(view.totals)
+        if span is not None and len(view.totals) > 1 and span[1] - span[0] <= 1e-12 * max(1.0, abs(span[0])):
+            constant.append(f"{self.name} = {span[0]:.4g}")
+        for key, value in view.metrics.items():
+            if key.endswith("/std") and not key.startswith("total/") and isinstance(value, float) and value == 0.0:
+                mean = view.metrics.get(key[: -len("/std")] + "/mean", math.nan)
+                constant.append(f"component {key[: -len('/std')]!r} = {mean:.4g}")
+        if not constant:
+            self._count = 0
+            return {"monitor/constant_reward": 0.0}, None
+        self._count += 1
+        warn = None
+        if self._count == 1 or self._count % self.every == 0:
+            warn = (f"step {view.step}: constant reward over all {len(view.totals)} completions ({'; '.join(constant)}) "
+                    f"for {self._count} step(s) in a row: no learning signal (is the reward's threshold or scale right?)")
+        return {"monitor/constant_reward": 1.0}, warn
+
+
+# ---------------------------------------------------------------- OOD share
+def learned_models(reward: Any) -> list[tuple[str, Any]]:
+    """(name, reward model) of every learned component of a reward that carries an OOD detector."""
+    found: list[tuple[str, Any]] = []
+
+    def walk(fn: Any, name: str) -> None:
+        model = getattr(fn, "model", None)
+        if model is not None and getattr(model, "ood", None) is not None:
+            found.append((name, model))
+        for comp in getattr(fn, "components", ()) or ():
+            if isinstance(comp, tuple):
+                walk(comp[1], comp[0])
+        for attr in ("reward", "success", "fn"):
+            inner = getattr(fn, attr, None)
+            if callable(inner) and inner is not fn:
+                walk(inner, name)
+
+    walk(reward, getattr(reward, "name", "reward"))
+    return found
+
+
+@dataclass
+class OODShare:
+    """Per step, for each learned reward model with a detector: the share of completions flagged
+    out of its training distribution (`ood/<name>_frac`) and whether the batch as a whole is
+    (`ood/<name>_alarm`; warned about once)."""
+
+    models: list[tuple[str, Any]]
+    _warned: set = field(default_factory=set, init=False)
+
+    def __call__(self, view: StepView) -> tuple[dict[str, float], str | None]:
+        out, warn = {}, None
+        for name, rm in self.models:
+            report = rm.ood.check(view.prompts, view.completions)
+            out[f"ood/{name}_frac"] = report.flagged_fraction
+            out[f"ood/{name}_alarm"] = float(report.batch_is_ood)
+            if report.batch_is_ood and name not in self._warned:
+                self._warned.add(name)
+                warn = (f"step {view.step}: {report.flagged_fraction:.0%} of the completions are outside reward model "
+                        f"{name!r}'s training distribution (expected {report.target_fpr:.0%}): its scores there are not to be trusted")
+        return out, warn
+
+
+# ---------------------------------------------------------------- gold probe
+@dataclass
+class GoldProbe:
+    """Greedy accuracy on held-out prompts with gold answers; `accuracy_of(rows)` is the loop's
+    evaluation function (greedy generation + the accuracy reward)."""
+
+    rows: list[dict]
+    every: int
+    accuracy_of: Callable[[list[dict]], float]
+
+    def __call__(self, step: int, last: bool = False) -> dict[str, float]:
+        if not self.rows or (step % self.every and not last and step != 1):
+            return {}
+        return {"probe/accuracy": self.accuracy_of(self.rows)}
+
+
+# ---------------------------------------------------------------- the hack alarm
+@dataclass
+class HackMonitor:
+    """Raises an alarm when the learned reward stops tracking gold:
+
+    - the gold signal `gold_key` (the gold probe, or without one the rollouts' gold accuracy,
+      smoothed) is `gold_drop` below its best while the proxy reward (smoothed) is at or above its
+      value at that best;
+    - the mean completion length, or the PRM's mean step count, moved more than `drift`
+      (relative) from its start (the mean of the first `window` steps).
+    One alarm per cause; `observe` returns the newest alarm's text (or None)."""
+
+    gold_drop: float = 0.05
+    drift: float = 0.5
+    gold_key: str = "probe/accuracy"  # or "accuracy" (the rollouts' gold correct rate) without a probe
+    window: int = 5
+    history: list[dict[str, float]] = field(default_factory=list)
+    raised: set = field(default_factory=set)
+    _best: tuple[float, int, float] | None = field(default=None, init=False)  # (gold, step, proxy then)
+
+    def _smooth(self, key: str) -> float | None:
+        values = [h[key] for h in self.history[-self.window :] if isinstance(h.get(key), (int, float))]
+        return sum(values) / len(values) if values else None
+
+    def _start(self, key: str) -> float | None:
+        values = [h[key] for h in self.history if isinstance(h.get(key), (int, float))][: self.window]
+        return sum(values) / len(values) if len(values) == self.window else None
+
+    def observe(self, record: dict[str, Any]) -> str | None:
+        self.history.append({k: v for k, v in record.items() if isinstance(v, (int, float))})
+        alarm = None
+        gold_key = self.gold_key if isinstance(record.get(self.gold_key), (int, float)) else None
+        proxy = self._smooth("reward/mean")
+        if gold_key is not None and proxy is not None:
+            gold = record[gold_key] if gold_key.startswith("probe/") else self._smooth(gold_key)
+            if self._best is None or gold > self._best[0]:
+                self._best = (gold, record["step"], proxy)
+            best, at, proxy_then = self._best
+            if "gold" not in self.raised and gold <= best - self.gold_drop and proxy >= proxy_then:
+                self.raised.add("gold")
+                name = "gold probe accuracy" if gold_key.startswith("probe/") else "gold accuracy of the rollouts"
+                alarm = (f"{name} fell from {best:.1%} (step {at}) to {gold:.1%} while the proxy reward rose "
+                         f"from {proxy_then:.3f} to {proxy:.3f}")
+        for key, what in (("length/mean", "mean completion length"), ("steps_mean", "mean PRM step count")):
+            keys = [k for k in record if k == key or k.endswith("/" + key)]
+            if not keys or key in self.raised:
+                continue
+            start, now = self._start(keys[0]), self._smooth(keys[0])
+            if start and now is not None and abs(now - start) > self.drift * abs(start):
+                self.raised.add(key)
+                alarm = f"{what} drifted from {start:.2f} to {now:.2f} ({now / start - 1:+.0%})"
+        return alarm
