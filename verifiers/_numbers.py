@@ -37,6 +37,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from verifiers._spans import english_answer_prefix
+
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_PRECISION = 6  # decimal places a written decimal may be rounded to (math-verify's float_rounding default)
 MAX_LITERAL_CHARS = 400  # longer "numbers" are not decided here (the slow path or a clear verdict)
@@ -77,13 +79,16 @@ _PLUS_RE = re.compile(r"(^|[{$:=(]|\bis)(\s*)\+(?=\d)")
 
 def prepare_prediction(text: str) -> str:
     """What both the slow and the fast path do to a prediction before reading it: '+5' -> '5'
-    where a number starts an answer (math-verify finds no answer in '+5'), and an escaped dollar
-    '\\$12' -> ' 12' (math-verify finds no answer after a backslash).
+    where a number starts an answer (math-verify finds no answer in '+5'), an escaped dollar
+    '\\$12' -> ' 12' (math-verify finds no answer after a backslash), and an answer prefix in
+    another language -> 'Answer:' ('Réponse : 5', '答案：5'; see `verifiers._spans`).
 
     >>> prepare_prediction("The answer is +5, and 2 +3 stays")
     'The answer is 5, and 2 +3 stays'
+    >>> prepare_prediction("Antwort: 12")
+    'Answer: 12'
     """
-    return _PLUS_RE.sub(r"\1\2", text.replace("\\$", " "))
+    return _PLUS_RE.sub(r"\1\2", english_answer_prefix(text.replace("\\$", " ")))
 
 
 def _int(s: str) -> int:

@@ -149,7 +149,9 @@ def _letter_of(m: re.Match) -> str:
 
 def read_choice(text: str, valid: str = "ABCDEFGHIJ") -> tuple[str | None, str]:
     """(letter, how) read from a completion; letter None when none, or '?' when two different
-    letters are given as the final answer (e.g. "\\boxed{A} or \\boxed{B}", "Answer: A or C")."""
+    letters are given as the final answer (e.g. "\\boxed{A} or \\boxed{B}", "Answer: A or C").
+    "Answer:" may be written in another language ("Réponse : B", "答案：B")."""
+    text = _spans.english_answer_prefix(text)
     boxed = [b for b in _spans.boxed_contents(text)]
     if boxed:
         letters = []

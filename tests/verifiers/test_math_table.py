@@ -324,6 +324,13 @@ CASES = [
     ("0.000001", r"\frac{1}{2^{20}}", OK),  # 9.54e-7 to 6 places
     ("0.000002", r"\frac{1}{2^{20}}", NO),  # wrong in the 6th place
     ("0.000000", r"\frac{1}{10^{7}}", NO),  # no significant digit: matches only 0
+    # ---- "Answer:" in other languages (simple-evals' multilingual prefixes, and Russian)
+    ("Réponse : 42", "42", OK),  # French, space before the colon
+    ("Réponse : 41", "42", NO),  # French, wrong value
+    ("Ответ: 12. Проверка: 7 + 5 = 12, затем 3", "12", OK),  # Russian: the stated answer, not the last number
+    ("Antwort: 12. Probe: 7 + 5 = 12, dann 3", "12", OK),  # German, same shape
+    (r"答案：$\frac{1}{2}$", "0.5", OK),  # Chinese with a full-width colon, LaTeX answer
+    ("最终答案：41", "42", NO),  # Chinese "final answer", wrong value
     # ---- bad gold
     ("5", "", BG),  # empty gold
     ("5", "???", BG),  # gold without any math
