@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import time
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable
 
 from verifiers import _spans
@@ -131,7 +132,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> Ve
     if letter is not None:  # the slow path hands these to the choice kind too
         res = verify_choice(prepared, letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
-    gold_num = parse_number(gold)
+    gold_num = _gold_number(gold)
     if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared):
         # no digit and no LaTeX at all: math-verify extracts nothing, and a numeric gold has no
         # text-answer fallback in the slow path
@@ -159,6 +160,11 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> Ve
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
                       "equivalent" if ok else "not equivalent")
     return None
+
+
+@lru_cache(maxsize=4096)  # RL scores several completions per prompt: the gold repeats
+def _gold_number(gold: str) -> Num | None:
+    return parse_number(gold)
 
 
 def _is_interval(shape: str, values: list[Fraction]) -> bool:
@@ -190,6 +196,8 @@ def _container(text: str) -> tuple[str, list[Fraction]] | None:
 
 def math_options(options: dict[str, Any]) -> dict[str, Any]:
     """The `math` kind's options, checked (shared by the fast and the slow path)."""
+    if not options:
+        return MATH_OPTIONS  # the defaults (the common call); read-only for every caller
     opts = check_options("math", options, MATH_OPTIONS)
     rel_tol, precision = opts["rel_tol"], opts["precision"]
     if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 <= rel_tol < 1:
