@@ -440,6 +440,10 @@ def test_hostile_predictions(prediction, gold):
     ({"rel_tol": -0.1}, "rel_tol"),  # negative tolerance
     ({"rel_tol": "1e-6"}, "rel_tol"),  # a string, not a number
     ({"strict": "yes"}, "strict"),  # not a bool
+    ({"precision": 2.5}, "precision"),  # decimal places are a whole number
+    ({"precision": -1}, "precision"),  # and not negative
+    ({"relation_as_set": "yes"}, "relation_as_set"),  # not a bool
+    ({"latex_only": 1}, "latex_only"),  # not a bool
 ])
 def test_bad_option_values_name_the_field(options, field):
     from verifiers.fastpath import fast_verify
