@@ -64,7 +64,7 @@ def _case(item) -> dict | None:
 
 
 def _match_types(item) -> list[str] | None:
-    """The `match_types` a test passes to the suite's `compare_strings` helper (read from its source)."""
+    """The `match_types` a test passes to the suite's `compare_strings` function (read from its source)."""
     m = re.search(r"match_types=(\[[^\]]*\])", inspect.getsource(item.obj))
     return ast.literal_eval(m.group(1)) if m else None
 
