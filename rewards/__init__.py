@@ -5,7 +5,8 @@
 'format'
 """
 
-from rewards.base import RewardFn, RewardOutput, completion_text, prompt_text, reward_metrics, reward_name
+from rewards.base import (REASONING_MODES, RewardFn, RewardOutput, assistant_turn, completion_text, prompt_text,
+                          reasoning_answer, reward_metrics, reward_name)
 from rewards.combine import Combine, Gated, NORMALIZERS
 from rewards.generative import FlawedPositiveReward, GenerativeRMReward, judge_first_error
 from rewards.learned import QuantileRMReward, RunningStats, ScalarRMReward, UTILITIES
@@ -25,8 +26,9 @@ from rewards.verifier import DEFAULT_VERDICT_REWARDS, VerifierReward, verdict_re
 __all__ = [
     "AGGREGATIONS", "Combine", "ConfidenceCalibratedReward", "DEFAULT_VERDICT_REWARDS", "FORMAT_PATTERNS",
     "FlawedPositiveReward", "FormatReward", "Gated", "GenerativeRMReward", "LengthPenalty", "MajorityVoteReward",
-    "NORMALIZERS", "OverlongPenalty", "PRMReward", "QuantileRMReward", "REFINEMENTS", "REWARDS", "RepetitionPenalty",
-    "RewardFn", "RewardOutput", "RunningStats", "ScalarRMReward", "UTILITIES", "VerifierReward", "build_reward",
-    "completion_text", "judge_first_error", "prompt_text", "reward_metrics", "reward_name", "reward_names",
-    "split_steps", "verdict_rewards",
+    "NORMALIZERS", "OverlongPenalty", "PRMReward", "QuantileRMReward", "REASONING_MODES", "REFINEMENTS", "REWARDS",
+    "RepetitionPenalty",
+    "RewardFn", "RewardOutput", "RunningStats", "ScalarRMReward", "UTILITIES", "VerifierReward", "assistant_turn",
+    "build_reward", "completion_text", "judge_first_error", "prompt_text", "reasoning_answer", "reward_metrics",
+    "reward_name", "reward_names", "split_steps", "verdict_rewards",
 ]

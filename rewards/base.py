@@ -94,6 +94,65 @@ def completion_text(completion: Text) -> str:
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Reasoning models: the turn is "<think> reasoning </think> answer"; the chat template may already
+# have written "<think>" into the prompt, so the completion starts inside the reasoning.
+
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+# the `reasoning` option of the verifier and format rewards
+REASONING_MODES: dict[str, str] = {
+    "auto": "the completion continues a <think> the prompt ends with, or one it closes without opening "
+            "(a chat template's prefill); the answer is read after the last </think>",
+    "prefilled": "every completion starts inside the reasoning (the template always writes <think>): "
+                 "a completion without </think> has no answer",
+    "off": "the completion is read as it is: no think tags are looked for",
+}
+
+
+def check_reasoning(mode: Any, who: str) -> None:
+    if mode not in REASONING_MODES:
+        raise ValueError(f"{who}: reasoning must be one of {', '.join(map(repr, REASONING_MODES))}, got {mode!r}")
+
+
+def assistant_turn(prompt: Text, completion: Text, reasoning: str = "auto") -> str:
+    """The whole assistant turn: the completion, with the "<think>" the chat template wrote into the
+    prompt put back in front of it (see `REASONING_MODES`).
+
+    >>> assistant_turn("Q: 1+1?\\n<think>\\n", "1+1=2</think> 2")  # the prompt ends inside the reasoning
+    '<think>\\n1+1=2</think> 2'
+    >>> assistant_turn([{"role": "user", "content": "1+1?"}], "1+1=2</think> 2")  # closed but never opened
+    '<think>\\n1+1=2</think> 2'
+    >>> assistant_turn("Q: 1+1?", "<think>1+1=2</think> 2")  # the model opened it itself
+    '<think>1+1=2</think> 2'
+    """
+    text = completion_text(completion)
+    if reasoning == "off" or text.lstrip().startswith(THINK_OPEN):
+        return text
+    close = text.find(THINK_CLOSE)
+    opened_by_prompt = prompt_text(prompt).rstrip().endswith(THINK_OPEN)
+    closes_unopened = close >= 0 and THINK_OPEN not in text[:close]
+    if reasoning == "prefilled" or opened_by_prompt or closes_unopened:
+        return THINK_OPEN + "\n" + text
+    return text
+
+
+def reasoning_answer(turn: str) -> str | None:
+    """What a turn gives as its answer: the text after the last </think> (a \\boxed{} inside the
+    reasoning is not the answer); None while a <think> is not closed; the whole turn when it has
+    no think tags.
+
+    >>> reasoning_answer("<think>maybe 3</think> So 4")
+    ' So 4'
+    >>> reasoning_answer("<think>still thinking: 3") is None
+    True
+    """
+    close = turn.rfind(THINK_CLOSE)
+    if close < 0:
+        return None if THINK_OPEN in turn else turn
+    rest = turn[close + len(THINK_CLOSE):]
+    return None if THINK_OPEN in rest else rest
+
+
 def reward_metrics(fn: Any) -> dict[str, float]:
     """The metrics a reward recorded on its last call (empty when it records none)."""
     return dict(getattr(fn, "last_metrics", None) or {})

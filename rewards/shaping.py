@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from rewards.base import NamedReward, Text, check_batch, completion_text, inner_columns, publish
+from rewards.base import (THINK_OPEN, NamedReward, Text, assistant_turn, check_batch, check_reasoning, completion_text,
+                          inner_columns, publish)
 
 # Named format patterns (re.DOTALL, matched against the stripped completion).
 FORMAT_PATTERNS: dict[str, str] = {
@@ -32,18 +33,25 @@ def _lengths(completions: Sequence[Text], columns: Mapping[str, Any]) -> tuple[l
 
 @dataclass(frozen=True)
 class FormatReward(NamedReward):
-    """1.0 when the completion matches the format, else 0.0 (`pattern` is a name of
-    `FORMAT_PATTERNS` or a regular expression; the whole stripped completion must match).
+    """1.0 when the assistant turn matches the format, else 0.0 (`pattern` is a name of
+    `FORMAT_PATTERNS` or a regular expression; the whole stripped turn must match). The turn is the
+    completion, with the "<think>" of a chat template's prefill put back in front (`reasoning`,
+    see `rewards.base.REASONING_MODES`): a prompt ending with "<think>", or a completion that
+    closes the reasoning without opening it.
 
     >>> FormatReward("think-answer")(["q", "q"], ["<think>1+1</think><answer>2</answer>", "2"])
     [1.0, 0.0]
+    >>> FormatReward("think-answer")(["q <think>"], ["1+1</think><answer>2</answer>"])  # prefilled <think>
+    [1.0]
     """
 
     pattern: str = "think-answer"  # a name in FORMAT_PATTERNS or a regular expression
     name: str = "format"
+    reasoning: str = "auto"  # "auto" | "prefilled" | "off": whether the prompt's "<think>" is part of the turn
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        check_reasoning(self.reasoning, "FormatReward")
         try:
             re.compile(FORMAT_PATTERNS.get(self.pattern, self.pattern))
         except re.error as exc:
@@ -55,8 +63,11 @@ class FormatReward(NamedReward):
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
         regex = re.compile(FORMAT_PATTERNS.get(self.pattern, self.pattern), re.DOTALL)
-        out = [1.0 if regex.fullmatch(completion_text(c).strip()) else 0.0 for c in completions]
-        publish(self, {"match_frac": sum(out) / max(len(out), 1)}, columns)
+        turns = [assistant_turn(p, c, self.reasoning) for p, c in zip(prompts, completions)]
+        out = [1.0 if regex.fullmatch(t.strip()) else 0.0 for t in turns]
+        prefilled = sum(len(t) != len(completion_text(c)) and t.startswith(THINK_OPEN) for t, c in zip(turns, completions))
+        n = max(len(out), 1)
+        publish(self, {"match_frac": sum(out) / n, "prefilled_frac": prefilled / n}, columns)
         return out
 
 

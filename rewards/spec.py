@@ -40,8 +40,10 @@ def _value(text: str) -> Any:
     return codecs.decode(text, "unicode_escape") if "\\" in text else text
 
 
-def _verifier(kind: str = "math", column: str = "answer", timeout: float | None = None, **verdicts: Any) -> Any:
-    return verifier.VerifierReward(kind=kind, answer_column=column, timeout=timeout, rewards=verifier.verdict_rewards(**verdicts))
+def _verifier(kind: str = "math", column: str = "answer", timeout: float | None = None, reasoning: str = "auto",
+              **verdicts: Any) -> Any:
+    return verifier.VerifierReward(kind=kind, answer_column=column, timeout=timeout, reasoning=reasoning,
+                                   rewards=verifier.verdict_rewards(**verdicts))
 
 
 def _calibrated(kind: str = "math", column: str = "answer") -> Any:
@@ -50,10 +52,11 @@ def _calibrated(kind: str = "math", column: str = "answer") -> Any:
 
 # name -> (factory(*positional, **keyword), usage). Add a reward by adding one line here.
 REWARDS: dict[str, tuple[Factory, str]] = {
-    "verifier": (_verifier, "verifier[:KIND][:VERDICT=VALUE,...][:column=answer][:timeout=S]"),
+    "verifier": (_verifier, "verifier[:KIND][:VERDICT=VALUE,...][:column=answer][:timeout=S][:reasoning=auto|prefilled|off]"),
     "ttrl": (lambda kind="math", column="answer", min_votes=2: ttrl.MajorityVoteReward(kind=kind, gold_column=column, min_votes=min_votes),
              "ttrl[:KIND][:min_votes=2]"),
-    "format": (lambda pattern="think-answer": shaping.FormatReward(pattern), f"format[:{'|'.join(shaping.FORMAT_PATTERNS)}]"),
+    "format": (lambda pattern="think-answer", reasoning="auto": shaping.FormatReward(pattern, reasoning=reasoning),
+               f"format[:{'|'.join(shaping.FORMAT_PATTERNS)}][:reasoning=auto|prefilled|off]"),
     "overlong": (lambda max_length=512, cache=128: shaping.OverlongPenalty(max_length, cache), "overlong[:max_length=512,cache=128]"),
     "repetition": (lambda ngram=3, max_penalty=-1.0: shaping.RepetitionPenalty(ngram, max_penalty), "repetition[:ngram=3,max_penalty=-1]"),
     "length": (lambda target=256, coef=0.1: shaping.LengthPenalty(target, coef), "length[:target=256,coef=0.1]"),

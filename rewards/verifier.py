@@ -2,6 +2,11 @@
 
 The mapping verdict -> reward is a plain dict you can read and change; the default never turns a
 failure into a silent 0: BAD_GOLD, TIMEOUT and ERROR give None ("not applicable") and are counted.
+
+Reasoning models (`reasoning`, see `rewards.base.REASONING_MODES`): the answer is read after the
+last </think> of the whole assistant turn (the prompt's "<think>" prefill included), so a \\boxed{}
+inside the reasoning is not the answer, and a turn whose reasoning is never closed has no answer
+(NO_ANSWER, counted as `unclosed_reasoning`).
 """
 
 from __future__ import annotations
@@ -9,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from rewards.base import NamedReward, Text, check_batch, completion_text, publish, require_column
+from rewards.base import (NamedReward, Text, assistant_turn, check_batch, check_reasoning, publish, reasoning_answer,
+                          require_column)
 
 # verdict name -> reward (None = not applicable; the trainer skips the sample for this reward)
 DEFAULT_VERDICT_REWARDS: dict[str, float | None] = {
@@ -62,6 +68,10 @@ class VerifierReward(NamedReward):
     [1.0, 0.0]
     >>> fn.last_metrics["verdict/correct"], fn.last_metrics["accuracy"]
     (1.0, 0.5)
+    >>> fn(["2+2=<think>"] * 3, ["maybe \\\\boxed{5}</think> 4", "4 is \\\\boxed{4}</think> 5", "\\\\boxed{4}"], answer=["4"] * 3)
+    [1.0, 0.0, 0.0]
+    >>> fn.last_metrics["unclosed_reasoning"]  # the third never closes the reasoning the prompt opened
+    1.0
     """
 
     kind: str = "math"  # verifier kind, one of verifiers.registry.KINDS
@@ -71,6 +81,7 @@ class VerifierReward(NamedReward):
     options: Mapping[str, Any] = field(default_factory=dict)  # extra options for the verifier kind
     backend: Callable[..., list[Any]] | None = None  # verify_batch-like function (default: verifiers.verify_batch)
     name: str = ""  # display name (default "verifier_<kind>")
+    reasoning: str = "auto"  # "auto" | "prefilled" | "off": where a reasoning model's answer is read (rewards.base.REASONING_MODES)
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -81,10 +92,17 @@ class VerifierReward(NamedReward):
                 f"VerifierReward.rewards must map every verdict {list(VERDICTS)} to a float or None; "
                 f"missing {sorted(missing)}, unknown {sorted(unknown)} (use verdict_rewards(...))"
             )
+        check_reasoning(self.reasoning, "VerifierReward")
         if self.backend is None:
             check_kind(self.kind, "VerifierReward")
         if not self.name:
             object.__setattr__(self, "name", f"verifier_{self.kind}")
+
+    def answer_text(self, prompt: Text, completion: Text) -> str | None:
+        """What the verifier reads: the answer part of the assistant turn (None: the reasoning is
+        never closed, so there is no answer)."""
+        turn = assistant_turn(prompt, completion, self.reasoning)
+        return turn if self.reasoning == "off" else reasoning_answer(turn)
 
     def verify(self, predictions: Sequence[str], golds: Sequence[str]) -> list[Any]:
         """The raw `VerifyResult`s for a batch (order preserved)."""
@@ -99,15 +117,26 @@ class VerifierReward(NamedReward):
         golds = require_column(columns, self.answer_column, len(completions), f"reward {self.name!r}")
         # rows without a gold (None) are not applicable: not sent to the verifier, counted
         have = [i for i, g in enumerate(golds) if g is not None]
-        results = self.verify([completion_text(completions[i]) for i in have], [golds[i] for i in have])
+        answers = {i: self.answer_text(prompts[i], completions[i]) for i in have}
+        sent = [i for i in have if answers[i] is not None]
+        checked = dict(zip(sent, self.verify([answers[i] for i in sent], [golds[i] for i in sent])))
+        results = [checked[i] if i in checked else _unclosed(self.kind) for i in have]
         out: list[float | None] = [None] * len(completions)
         for i, r in zip(have, results):
             out[i] = self.rewards[str(getattr(r.verdict, "value", r.verdict))]
         metrics = verdict_metrics(results, [out[i] for i in have])
         metrics["missing_gold"] = float(len(completions) - len(have))
+        metrics["unclosed_reasoning"] = float(len(have) - len(sent))
         metrics["none_frac"] = sum(x is None for x in out) / max(len(out), 1)
         publish(self, metrics, columns)
         return out
+
+
+def _unclosed(kind: str) -> Any:
+    """The verdict for a turn whose reasoning never ends: nothing was answered."""
+    from verifiers.types import Verdict, VerifyResult
+
+    return VerifyResult(Verdict.NO_ANSWER, detail="reasoning not closed: no </think> after <think>", kind=kind)
 
 
 def verdict_metrics(results: Sequence[Any], rewards: Sequence[float | None]) -> dict[str, float]:

@@ -11,7 +11,17 @@ The rule (why: math-verify rounds both sides to 6 decimals, so 1e-7 == 2e-7 and 
 - in addition a written decimal `d` with k digits after the point matches a value `x` that rounds
   to it (|x - d| <= 0.5 * 10**-k) provided `d` is precise enough: 0.5 * 10**-k <= 5 * rel_tol * |d|
   (with the default rel_tol = 1e-6 this means "at least 6 significant digits": 0.142857 matches
-  1/7, 0.33 does not match 1/3, 0.0000002 does not match 0.0000001).
+  1/7, 0.33 does not match 1/3, 0.0000002 does not match 0.0000001);
+- or, against an exact value, provided `d` states at least `precision` decimal places (math-verify's
+  `float_rounding`, same default 6) and is not zero: with precision=2, 0.33 matches 1/3 and 2.6667
+  matches 8/3 (a correct rounding at the digits written), 0.34 and 2.6651 do not. Unlike math-verify,
+  both sides are never rounded to `precision` places, so 0.0000001 and 0.0000002 stay different, and
+  0.000000 (no significant digit) matches nothing but 0.
+
+A comma is a decimal comma where it cannot be a thousands separator: one comma, and the digits
+after it are not exactly three or the digits before it start with 0 ('1,22' -> 1.22, '0,111' ->
+0.111, '1,234' -> 1234). Only in plain text: inside LaTeX '1,22' is a list (`parse_number(...,
+decimal_comma=False)`).
 
 >>> numbers_match(parse_number("1/7"), parse_number("0.142857"))
 True
@@ -27,7 +37,10 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from verifiers._spans import english_answer_prefix
+
 DEFAULT_REL_TOL = 1e-6
+DEFAULT_PRECISION = 6  # decimal places a written decimal may be rounded to (math-verify's float_rounding default)
 MAX_LITERAL_CHARS = 400  # longer "numbers" are not decided here (the slow path or a clear verdict)
 
 
@@ -51,12 +64,14 @@ class Num:
         return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
 
 
-# An unsigned integer: plain digits, or 1-3 digits then groups of exactly 3 after commas.
-_INT = r"(?:\d{1,3}(?:,\d{3})+|\d+)"
+# An unsigned integer: plain digits, or 1-3 digits (not starting with 0) then groups of exactly 3
+# after commas.
+_INT = r"(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)"
 _DEC = rf"(?:{_INT}\.\d+|\.\d+|{_INT})"
 _NUMBER_RE = re.compile(rf"^(-?)({_DEC})$", re.ASCII)
 _SLASH_RE = re.compile(rf"^(-?)({_INT})\s*/\s*(-?)({_INT})$", re.ASCII)
 _FRAC_RE = re.compile(rf"^(-?)\\[dt]?frac\{{\s*(-?)({_INT})\s*\}}\{{\s*(-?)({_INT})\s*\}}$", re.ASCII)
+_DECIMAL_COMMA_RE = re.compile(r"^(-?)(\d+),(\d+)$", re.ASCII)
 
 
 _PLUS_RE = re.compile(r"(^|[{$:=(]|\bis)(\s*)\+(?=\d)")
@@ -64,30 +79,36 @@ _PLUS_RE = re.compile(r"(^|[{$:=(]|\bis)(\s*)\+(?=\d)")
 
 def prepare_prediction(text: str) -> str:
     """What both the slow and the fast path do to a prediction before reading it: '+5' -> '5'
-    where a number starts an answer (math-verify finds no answer in '+5'), and an escaped dollar
-    '\\$12' -> ' 12' (math-verify finds no answer after a backslash).
+    where a number starts an answer (math-verify finds no answer in '+5'), an escaped dollar
+    '\\$12' -> ' 12' (math-verify finds no answer after a backslash), and an answer prefix in
+    another language -> 'Answer:' ('Réponse : 5', '答案：5'; see `verifiers._spans`).
 
     >>> prepare_prediction("The answer is +5, and 2 +3 stays")
     'The answer is 5, and 2 +3 stays'
+    >>> prepare_prediction("Antwort: 12")
+    'Answer: 12'
     """
-    return _PLUS_RE.sub(r"\1\2", text.replace("\\$", " "))
+    return _PLUS_RE.sub(r"\1\2", english_answer_prefix(text.replace("\\$", " ")))
 
 
 def _int(s: str) -> int:
     return int(s.replace(",", ""))
 
 
-def parse_number(text: str) -> Num | None:
+def parse_number(text: str, decimal_comma: bool = True) -> Num | None:
     """A plain number literal -> Num, else None. Accepts an optional leading '-', thousands
-    separators in groups of three ('1,234,567'), decimals ('0.5', '.5', '2.50'), fractions 'a/b'
-    and '\\frac{a}{b}' (also \\dfrac, \\tfrac). Anything else (spaces inside, '1,23', exponents,
-    units, '%') is not a plain literal and gives None.
+    separators in groups of three ('1,234,567'), decimals ('0.5', '.5', '2.50'), a decimal comma
+    where it cannot be a thousands separator ('1,22', '0,111'; only with `decimal_comma`, for plain
+    text), fractions 'a/b' and '\\frac{a}{b}' (also \\dfrac, \\tfrac). Anything else (spaces
+    inside, exponents, units, '%') is not a plain literal and gives None.
 
     >>> parse_number("-1,234.50").text()
     '-1234.50'
     >>> parse_number("\\\\frac{6}{8}").value
     Fraction(3, 4)
-    >>> parse_number("1,23") is None
+    >>> parse_number("1,22").text(), parse_number("1,234").text()
+    ('1.22', '1234')
+    >>> parse_number("1,22", decimal_comma=False) is None
     True
     """
     text = text.strip()
@@ -99,6 +120,11 @@ def parse_number(text: str) -> Num | None:
         decimals = len(body) - body.index(".") - 1 if "." in body else None
         value = Fraction(body.replace(",", ""))
         return Num(-value if sign else value, exact=decimals is None, decimals=decimals)
+    m = _DECIMAL_COMMA_RE.match(text) if decimal_comma else None
+    if m:  # the thousands reading ('1,234') was tried above; this comma cannot be one
+        sign, whole, frac = m.groups()
+        value = Fraction(f"{whole}.{frac}")
+        return Num(-value if sign else value, exact=False, decimals=len(frac))
     m = _SLASH_RE.match(text)
     if m:
         sign, num, den_sign, den = m.groups()
@@ -127,8 +153,13 @@ def canonical_number(num: Num) -> str:
     return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
 
 
-def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL) -> bool:
-    """The numeric equality rule of the module docstring (symmetric in its two arguments)."""
+def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL, precision: int = DEFAULT_PRECISION) -> bool:
+    """The numeric equality rule of the module docstring (symmetric in its two arguments).
+
+    >>> third, coarse = parse_number("1/3"), parse_number("0.33")
+    >>> numbers_match(third, coarse), numbers_match(third, coarse, precision=2)
+    (False, True)
+    """
     a, b = gold.value, pred.value
     if a == b:
         return True
@@ -138,10 +169,14 @@ def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL) -> boo
     diff = abs(a - b)
     if diff <= tol * max(abs(a), abs(b)):
         return True
-    for side, other in ((gold, b), (pred, a)):
+    for side, other in ((gold, pred), (pred, gold)):
         if side.decimals is None or side.exact:
             continue
         half_unit = Fraction(1, 2 * 10**side.decimals)
-        if half_unit <= 5 * tol * abs(side.value) and abs(other - side.value) <= half_unit:
-            return True
+        if abs(other.value - side.value) > half_unit:
+            continue  # not a correct rounding at the digits written
+        if half_unit <= 5 * tol * abs(side.value):
+            return True  # precise enough to stand for any value that rounds to it
+        if other.exact and side.decimals >= precision and side.value != 0:
+            return True  # the decimal places asked for, rounded correctly
     return False

@@ -1,6 +1,9 @@
 """Where a completion states its final answer: the last \\boxed{...}, else the last "answer is X" /
 "Answer: X" statement, else the last non-empty line. Pure Python, linear time.
 
+"Answer:" in other languages ("Réponse :", "Antwort:", "答案：", "Ответ:", ...) is read as
+"Answer:" (`english_answer_prefix`): the prefixes of simple-evals' multilingual evals, plus Russian.
+
 >>> final_answer_span("Thinking... so \\\\boxed{\\\\frac{1}{2}}. Done")
 '\\\\frac{1}{2}'
 >>> final_answer_span("We get 3.\\nThe answer is Paris.")
@@ -12,11 +15,60 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BRACE_RE = re.compile(r"[{}]")
 _ANSWER_RE = re.compile(r"(?i)\banswer\b(?:\s+is)?\s*[:=]?\s*(?:\*\*)?\s*:?\s*([^\n]*)")
 _WRAPPERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"), ("`", "`"), ('"', '"'), ("*", "*"))
+
+
+# "Answer" in other languages, each followed by ':' or the full-width '：' (simple-evals' multilingual
+# answer prefixes: Bengali, Hindi, German, Korean, Chinese, Arabic, Spanish, Italian, Japanese,
+# Indonesian, French, Portuguese, Swahili, Yoruba; and Russian)
+ANSWER_WORDS = (
+    "উত্তর", "उत्तर", "Antwort", "답변", "정답", "답", "答案", "答复", "答曰", "答", "الإجابة النهائية",
+    "الإجابة الصحيحة هي", "الإجابة الصحيحة", "الإجابة هي", "الإجابة", "الجواب", "إجابة", "Respuesta", "Risposta",
+    "答え", "回答", "解答", "Jawaban", "Réponse", "Resposta", "Jibu", "Idahun", "Ìdáhùn", "Idáhùn", "Àmọ̀nà",
+    "Àdáhùn", "Ànúgọ", "Àṣàyàn", "Ответ",
+)
+
+
+_COLON_RE = re.compile("[:：ঃ]")  # ASCII, full-width, and the Bengali visarga (উত্তরঃ)
+# a prefix read backwards from its colon: one anchored match per colon, not a search of the text
+_WORD_BEFORE_COLON_RE = re.compile(
+    r"(?i)[ \t\u3164]*(?:" + "|".join(re.escape(w[::-1]) for w in sorted(ANSWER_WORDS + ("Answer",), key=len, reverse=True)) + ")"
+)
+_WINDOW = max(map(len, ANSWER_WORDS)) + 8
+
+
+def _unspaced_script(ch: str) -> bool:
+    """Chinese, Japanese and Korean words need no boundary before them (最终答案：)."""
+    return any(tag in unicodedata.name(ch, "") for tag in ("CJK", "HANGUL", "HIRAGANA", "KATAKANA"))
+
+
+def english_answer_prefix(text: str) -> str:
+    """An answer prefix in another language becomes "Answer:", the one every reader here (and
+    math-verify's extraction) looks for.
+
+    >>> english_answer_prefix("Donc… Réponse : 42"), english_answer_prefix("最终答案：$x = 1$")
+    ('Donc… Answer: 42', '最终Answer: $x = 1$')
+    """
+    parts, last = [], 0
+    for colon in _COLON_RE.finditer(text):
+        end = colon.start()
+        word = _WORD_BEFORE_COLON_RE.match(text[max(0, end - _WINDOW): end][::-1])
+        if word is None:
+            continue
+        start = end - word.end()
+        if start > 0 and text[start - 1].isalnum() and not _unspaced_script(text[start]):
+            continue  # part of a longer word ("Antworten:")
+        if colon.group() == ":" and text[start:end].lower() == "answer":
+            continue  # already the English prefix
+        spaced = colon.end() == len(text) or text[colon.end()].isspace()
+        parts += [text[last:start], "Answer:" if spaced else "Answer: "]
+        last = colon.end()
+    return "".join(parts) + text[last:] if parts else text
 
 
 def boxed_contents(text: str) -> list[str]:
@@ -37,9 +89,10 @@ def boxed_contents(text: str) -> list[str]:
 
 
 def answer_statement(text: str) -> str | None:
-    """The rest of the line after the last "answer is" / "Answer:" (trailing period removed)."""
+    """The rest of the line after the last "answer is" / "Answer:" (also in other languages, see
+    `english_answer_prefix`; trailing period removed)."""
     last = None
-    for m in _ANSWER_RE.finditer(text):
+    for m in _ANSWER_RE.finditer(english_answer_prefix(text)):
         last = m
     if last is None:
         return None

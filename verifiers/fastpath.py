@@ -33,20 +33,25 @@ from __future__ import annotations
 import re
 import time
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable
 
 from verifiers import _spans
 from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
-from verifiers._numbers import DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
+from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
 from verifiers.simple_kinds import verify_choice, verify_numeric, verify_string
 from verifiers.types import Verdict, VerifyResult
 
 MATH_OPTIONS: dict[str, Any] = {
     "rel_tol": DEFAULT_REL_TOL,  # relative tolerance when a decimal/float is involved (see verifiers._numbers)
+    "precision": DEFAULT_PRECISION,  # decimal places a decimal answer may be rounded to (math-verify's float_rounding)
     "strict": True,  # math-verify's `strict`: variable names matter (x+1 != y+1)
+    "relation_as_set": False,  # a relation answer (-2 <= x <= 7) may match a set gold ([-2, 7]); allow_set_relation_comp
+    "latex_only": False,  # read the prediction's answer only from LaTeX (boxed, $...$, \\(...\\), \\[...\\])
 }
 
-_NUM = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+# thousands groups (1,234) or a decimal comma (1,22: see _numbers.parse_number) or plain digits
+_NUM = r"-?(?:[1-9]\d{0,2}(?:,\d{3})+(?![\d,])|\d+,\d+(?![\d,])|\d+)(?:\.\d+)?"
 # "The answer is 42." / "Answer: 42" ending a text without LaTeX
 _FRACTION = r"-?\d+/\d+"
 _LITERAL = rf"(?:\$?(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\$?)"
@@ -65,7 +70,7 @@ _SIMPLE_TEXT_RE = re.compile(r"^(?:[A-Za-z0-9(){}^_+\-*/=,. ]|\\(?:frac|sqrt|pi|
 
 def _latex_num(text: str) -> Num | None:
     """A literal inside LaTeX. math-verify's normaliser rewrites exactly '0.5' / '.5' to 1/2."""
-    num = parse_number(text)
+    num = parse_number(text, decimal_comma=False)  # in LaTeX, '1,22' is a list
     if num is not None and text.strip() in ("0.5", ".5"):
         return Num(num.value, exact=True)
     return num
@@ -117,7 +122,7 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     return inner, (_latex_num(inner) if literal.startswith("$") else parse_number(inner))
 
 
-def _fast_math(prediction: str, gold: str, rel_tol: float) -> VerifyResult | None:
+def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> VerifyResult | None:
     start = time.perf_counter()
     if len(gold) > MAX_GOLD_CHARS:
         return None
@@ -127,7 +132,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float) -> VerifyResult | Non
     if letter is not None:  # the slow path hands these to the choice kind too
         res = verify_choice(prepared, letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
-    gold_num = parse_number(gold)
+    gold_num = _gold_number(gold)
     if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared):
         # no digit and no LaTeX at all: math-verify extracts nothing, and a numeric gold has no
         # text-answer fallback in the slow path
@@ -137,7 +142,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float) -> VerifyResult | Non
         return None
     text, pred_num = pred
     if gold_num is not None and pred_num is not None:
-        ok = numbers_match(gold_num, pred_num, rel_tol)
+        ok = numbers_match(gold_num, pred_num, rel_tol, precision)
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(),
                       "numbers equal" if ok else "numbers differ")
     g = gold.strip()
@@ -155,6 +160,11 @@ def _fast_math(prediction: str, gold: str, rel_tol: float) -> VerifyResult | Non
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
                       "equivalent" if ok else "not equivalent")
     return None
+
+
+@lru_cache(maxsize=4096)  # RL scores several completions per prompt: the gold repeats
+def _gold_number(gold: str) -> Num | None:
+    return parse_number(gold)
 
 
 def _is_interval(shape: str, values: list[Fraction]) -> bool:
@@ -186,18 +196,26 @@ def _container(text: str) -> tuple[str, list[Fraction]] | None:
 
 def math_options(options: dict[str, Any]) -> dict[str, Any]:
     """The `math` kind's options, checked (shared by the fast and the slow path)."""
+    if not options:
+        return MATH_OPTIONS  # the defaults (the common call); read-only for every caller
     opts = check_options("math", options, MATH_OPTIONS)
-    rel_tol = opts["rel_tol"]
+    rel_tol, precision = opts["rel_tol"], opts["precision"]
     if isinstance(rel_tol, bool) or not isinstance(rel_tol, (int, float)) or not 0 <= rel_tol < 1:
         raise ValueError(f"math option rel_tol must be a number in [0, 1), got {rel_tol!r}")
-    if not isinstance(opts["strict"], bool):
-        raise ValueError(f"math option strict must be True or False, got {opts['strict']!r}")
-    return {"rel_tol": float(rel_tol), "strict": opts["strict"]}
+    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= 100:
+        raise ValueError(f"math option precision must be a whole number of decimal places in [0, 100] (default 6), got {precision!r}")
+    for name in ("strict", "relation_as_set", "latex_only"):
+        if not isinstance(opts[name], bool):
+            raise ValueError(f"math option {name} must be True or False, got {opts[name]!r}")
+    return {**opts, "rel_tol": float(rel_tol)}
 
 
 def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult | None:
-    # `strict` only matters for symbolic answers, which the fast path never decides
-    return _fast_math(prediction, gold, math_options(options)["rel_tol"])
+    opts = math_options(options)
+    if opts["latex_only"]:
+        return None  # the plain-text readings below are exactly what this option turns off
+    # `strict` and `relation_as_set` only matter for symbolic answers, which the fast path never decides
+    return _fast_math(prediction, gold, opts["rel_tol"], opts["precision"])
 
 
 FAST_KINDS: dict[str, Callable[..., VerifyResult | None]] = {

@@ -41,7 +41,7 @@ MAX_EXPONENT = 10_000  # 1e99999 is not expanded into a 100,000-digit integer: i
 
 # a number token: sign, digits (with 3-digit comma groups), decimals, exponent (e/E or x10^n), percent
 _NUM_TOKEN = re.compile(
-    r"(?<![\w.])([-+−]?)((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?<![\w.])([-+−]?)((?:[1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
     r"(?:\s*/\s*(\d+)(?![\d.]))?"
     r"(?:\s*(?:[eE]|[x×*]\s*10\s*\^|\\times\s*10\s*\^|\\cdot\s*10\s*\^)\s*\{?([-+−]?\d+)\}?)?"
     r"(\s*\\?%)?"
@@ -149,7 +149,9 @@ def _letter_of(m: re.Match) -> str:
 
 def read_choice(text: str, valid: str = "ABCDEFGHIJ") -> tuple[str | None, str]:
     """(letter, how) read from a completion; letter None when none, or '?' when two different
-    letters are given as the final answer (e.g. "\\boxed{A} or \\boxed{B}", "Answer: A or C")."""
+    letters are given as the final answer (e.g. "\\boxed{A} or \\boxed{B}", "Answer: A or C").
+    "Answer:" may be written in another language ("Réponse : B", "答案：B")."""
+    text = _spans.english_answer_prefix(text)
     boxed = [b for b in _spans.boxed_contents(text)]
     if boxed:
         letters = []

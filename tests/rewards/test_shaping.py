@@ -104,3 +104,33 @@ def test_confidence_calibrated(verdict, completion, expected):
     out = fn(["q"], [completion], answer=["7"])
     assert out == [expected if expected is None else pytest.approx(expected)]
     assert "confidence" not in backend.calls[0][0][0]  # the confidence is not shown to the verifier
+
+
+# ---- the format reward sees the whole assistant turn: (prompt, completion, reasoning, expected)
+THINK_FORMAT = [
+    ("q", "<think>1+1=2</think>\n<answer>2</answer>", "auto", 1.0),  # the model opens and closes the reasoning
+    ("q\n<think>\n", "1+1=2</think>\n<answer>2</answer>", "auto", 1.0),  # the prompt ends with the template's <think>
+    ([{"role": "user", "content": "q"}], "1+1=2</think>\n<answer>2</answer>", "auto", 1.0),  # chat prompt: closed, never opened
+    ("q\n<think>\n", "1+1=2 <answer>2</answer>", "auto", 0.0),  # prefilled but the reasoning is never closed
+    ("q", "<answer>2</answer>", "auto", 0.0),  # no reasoning at all
+    ("q", "1+1=2</think>\n<answer>2</answer> more", "auto", 0.0),  # text after the answer
+    ("q\n<think>\n", "1+1=2</think>\n<answer>2</answer>", "off", 0.0),  # off: the completion alone (the old behaviour)
+    ([{"role": "user", "content": "q"}], "1+1=2</think><answer>2</answer>", "prefilled", 1.0),  # always prefilled
+]
+
+
+@pytest.mark.parametrize("prompt, completion, reasoning, expected", THINK_FORMAT,
+                         ids=[f"{i}:{c[1][:25]!r}-{c[2]}" for i, c in enumerate(THINK_FORMAT)])
+def test_think_answer_format_sees_the_prefill(prompt, completion, reasoning, expected):
+    fn = FormatReward("think-answer", reasoning=reasoning)
+    assert fn([prompt], [completion]) == [expected]
+
+
+def test_format_reports_prefilled_share_and_checks_the_mode():
+    from rewards import build_reward
+
+    fn = build_reward("format:think-answer:reasoning=auto")
+    assert fn(["q<think>", "q"], ["a</think><answer>1</answer>", "<think>a</think><answer>1</answer>"]) == [1.0, 1.0]
+    assert fn.last_metrics["prefilled_frac"] == 0.5
+    with pytest.raises(ValueError, match="reasoning must be one of"):
+        FormatReward("think-answer", reasoning="yes")

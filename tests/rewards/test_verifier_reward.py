@@ -85,3 +85,46 @@ def test_spec_verdict_overrides_and_logging_callback():
     assert out == [-0.5]
     assert logged["verifier_math/verdict/no_answer"] == 1.0
     assert math.isclose(logged["verifier_math/accuracy"], 0.0)
+
+
+# ---- reasoning models: (prompt, completion, reasoning mode, gold, expected reward), one comment each
+REASONING = [
+    ("2+2=", "<think>maybe \\boxed{5}</think> The answer is \\boxed{4}", "auto", "4", 1.0),  # a box inside the reasoning is not the answer
+    ("2+2=", "<think>it is \\boxed{4}</think> The answer is \\boxed{5}", "auto", "4", 0.0),  # ... nor when it is right and the answer wrong
+    ("2+2=", "<think>it is \\boxed{4}", "auto", "4", 0.0),  # reasoning never closed: no answer (NO_ANSWER)
+    ("2+2=", "<think>a</think> 3 <think>b</think> \\boxed{4}", "auto", "4", 1.0),  # several blocks: after the last one
+    ("2+2=", "<think>a</think> \\boxed{4} <think>b", "auto", "4", 0.0),  # a block reopened and not closed
+    ("2+2=<think>\n", "so \\boxed{5}? no.</think> \\boxed{4}", "auto", "4", 1.0),  # prompt prefilled <think>: answer after </think>
+    ("2+2=<think>\n", "so it is \\boxed{4}", "auto", "4", 0.0),  # prefilled and never closed: no answer
+    ([{"role": "user", "content": "2+2="}], "so \\boxed{5}? no.</think> \\boxed{4}", "auto", "4", 1.0),  # chat prompt: the closing tag shows the prefill
+    ([{"role": "user", "content": "2+2="}], "so it is \\boxed{4}", "auto", "4", 1.0),  # no tags at all: read whole
+    ([{"role": "user", "content": "2+2="}], "so it is \\boxed{4}", "prefilled", "4", 0.0),  # the template always prefills: unclosed
+    ([{"role": "user", "content": "2+2="}], "hmm \\boxed{5}</think> \\boxed{4}", "prefilled", "4", 1.0),  # prefilled, closed
+    ("2+2=", "<think>\\boxed{4}</think> \\boxed{5}", "off", "4", 0.0),  # off: two boxes read as a set, a hedge
+    ("2+2=", "<think>it is 4</think> Answer: 4", "off", "4", 1.0),  # off: the text is read as it is
+    ("2+2=", "<think>so 4</think> Réponse : 4", "auto", "4", 1.0),  # answer prefix in another language after the reasoning
+]
+
+
+@pytest.mark.parametrize("prompt, completion, reasoning, gold, expected", REASONING,
+                         ids=[f"{i}:{c[1][:30]!r}-{c[2]}" for i, c in enumerate(REASONING)])
+def test_reasoning_answer_is_read_after_think(prompt, completion, reasoning, gold, expected):
+    fn = VerifierReward(kind="math", reasoning=reasoning)
+    assert fn([prompt], [completion], answer=[gold]) == [expected]
+
+
+def test_unclosed_reasoning_is_no_answer_and_counted():
+    backend = scripted_backend(["correct"])
+    fn = VerifierReward(backend=backend, rewards=verdict_rewards(no_answer=-0.5))
+    out = fn(["q", "q <think>"], ["<think>x</think> 4", "still thinking 4"], answer=["4", "4"])
+    assert out == [1.0, -0.5]  # the unclosed one is NO_ANSWER, through the visible mapping
+    assert backend.calls[0][0] == [" 4"]  # only the answer part of the closed turn was sent
+    assert fn.last_metrics["unclosed_reasoning"] == 1.0 and fn.last_metrics["verdict/no_answer"] == 1.0
+
+
+def test_reasoning_mode_is_checked_and_in_the_spec():
+    with pytest.raises(ValueError, match="reasoning must be one of 'auto', 'prefilled', 'off'"):
+        VerifierReward(reasoning="on")
+    fn = build_reward("verifier:math:reasoning=prefilled")
+    assert fn.reasoning == "prefilled"
+    assert fn(["q"], ["4"], answer=["4"]) == [0.0]  # prefilled and never closed: no answer

@@ -1,6 +1,6 @@
 """Equivalence: the in-process fast path == the slow path (the `math` kind), on generated cases.
 
-The generator draws golds (integers, signed, with thousands separators, decimals, fractions a/b and
+The generator draws golds (integers, signed, with thousands separators, decimals, decimal commas, fractions a/b and
 \\frac{a}{b}, tiny values, tuples / intervals / sets of such numbers) and predictions (the right value in many formats, off-by-one values,
 fraction <-> decimal, rounded decimals, separators, signs, boxed / "$...$" / "The answer is X" /
 "Answer: X" / last number of a sentence, distractor numbers earlier in the text). Whenever the fast
@@ -26,7 +26,7 @@ def _sep(n: int) -> str:
 
 
 def _gold_and_value(rng: random.Random) -> tuple[str, Fraction]:
-    kind = rng.choice(["int", "int", "neg", "big", "dec", "frac", "latexfrac", "tiny"])
+    kind = rng.choice(["int", "int", "neg", "big", "dec", "comma", "frac", "latexfrac", "tiny"])
     if kind == "int":
         v = rng.randint(0, 999)
         return str(v), Fraction(v)
@@ -36,9 +36,10 @@ def _gold_and_value(rng: random.Random) -> tuple[str, Fraction]:
     if kind == "big":
         v = rng.randint(1000, 10**9)
         return (_sep(v) if rng.random() < 0.5 else str(v)), Fraction(v)
-    if kind == "dec":
+    if kind in ("dec", "comma"):
         v = Fraction(rng.randint(-9999, 9999), 100)
-        return f"{float(v):.2f}", v
+        text = f"{float(v):.2f}"
+        return (text.replace(".", ",") if kind == "comma" else text), v
     if kind == "tiny":
         k = rng.randint(6, 9)
         v = Fraction(rng.randint(1, 9), 10**k)
@@ -56,6 +57,7 @@ def _formats(rng: random.Random, v: Fraction) -> list[str]:
         out += [f"{v.numerator}/{v.denominator}", f"\\frac{{{v.numerator}}}{{{v.denominator}}}"]
     for digits in (2, 6, 7):
         out.append(f"{float(v):.{digits}f}")
+    out.append(f"{float(v):.2f}".replace(".", ","))  # a decimal comma (1,22), or a list inside LaTeX
     out.append(f"{float(v):.6g}")
     return out
 
@@ -127,16 +129,17 @@ def _cases(n: int, seed: int = 0) -> list[tuple[str, str, bool]]:
 CASES = _cases(3000)
 
 
-def test_fast_path_agrees_with_slow_path_and_decides_most():
+@pytest.mark.parametrize("options", [{}, {"precision": 2}], ids=["default", "precision=2"])
+def test_fast_path_agrees_with_slow_path_and_decides_most(options):
     decided, simple, simple_decided, mismatches = 0, 0, 0, []
     for gold, pred, is_simple in CASES:
-        fast = fast_verify(pred, gold)
+        fast = fast_verify(pred, gold, **options)
         simple += is_simple
         if fast is None:
             continue
         decided += 1
         simple_decided += is_simple
-        slow = verify_math(pred, gold)
+        slow = verify_math(pred, gold, **options)
         if fast.verdict is not slow.verdict:
             mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
     assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
@@ -158,6 +161,10 @@ def test_fast_path_agrees_with_slow_path_and_decides_most():
     ("\\boxed{(2,1)}", "(1,2)", Verdict.INCORRECT),  # a pair in the wrong order
     ("$\\{2,1\\}$", "\\{1,2\\}", Verdict.CORRECT),  # a set in another order
     ("$[1,2]$", "[1,2)", Verdict.INCORRECT),  # an interval with the other end closed
+    ("1,22", "1.22", Verdict.CORRECT),  # a decimal comma where it cannot be a thousands separator
+    ("0.111", "0,111", Verdict.CORRECT),  # a leading 0 is never a thousands group
+    ("111", "0,111", Verdict.INCORRECT),  # ... so 0,111 is not 111
+    ("1.234", "1,234", Verdict.INCORRECT),  # three digits after the comma: thousands
 ])
 def test_fast_path_table(pred, gold, expected):
     res = fast_verify(pred, gold)
@@ -183,6 +190,8 @@ def test_other_kinds_and_options():
     assert fast_verify("abc", "a.c", kind="regex") is None  # user patterns run in workers only
     with pytest.raises(TypeError, match="rel_tol"):
         fast_verify("1", "1", kind="math", tolerance=0.1)  # names the valid options
+    assert fast_verify("The answer is 9", "9", latex_only=True) is None  # the plain-text reading is what it turns off
+    assert fast_verify("0.33", "1/3", precision=2).verdict is Verdict.CORRECT  # the same precision rule as the slow path
 
 
 def test_importing_fastpath_keeps_sympy_out():

@@ -49,10 +49,19 @@ NUMERIC = [
     ("  +8  ", "8", OK, {}),  # explicit plus sign
     ("−8", "-8", OK, {}),  # unicode minus sign
     ("12,345,678.9", "12345678.9", OK, {}),  # separators with decimals
-    ("1,23", "1.23", NO, {}),  # '1,23' is not a decimal comma here: reads 23
+    ("Ответ: 7\nПроверка: 7 + 1 = 8", "7", OK, {}),  # Russian answer prefix beats the last line
+    ("Respuesta: 3.5 metros", "3.5", OK, {}),  # Spanish answer prefix
+    ("1,23", "1.23", OK, {}),  # a whole answer '1,23' cannot be a thousands separator: decimal comma
+    ("1,234", "1.234", NO, {}),  # '1,234' could be one: it stays 1234
+    ("0,111", "0.111", OK, {}),  # a group starting with 0 is never a thousands group
+    ("0,111", "111", NO, {}),  # ... so '0,111' is not 111
 ]
 
 CHOICE = [
+    ("Réponse : B", "B", OK, {}),  # French answer prefix
+    ("Antwort: C", "B", NO, {}),  # German answer prefix, wrong letter
+    ("答案：B", "B", OK, {}),  # Chinese, full-width colon
+    ("정답: A", "B", NO, {}),  # Korean, wrong letter
     (r"\boxed{B}", "B", OK, {}),  # boxed letter
     (r"\boxed{(B)}", "B", OK, {}),  # boxed parenthesised letter
     (r"\boxed{\text{B}}", "B", OK, {}),  # boxed text letter

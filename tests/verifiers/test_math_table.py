@@ -260,6 +260,77 @@ CASES = [
     (r"\boxed{A} or \boxed{B}", "B", NO),  # hedging between two letters is never rewarded
     ("I choose nothing.", "B", NA),  # no letter at all
     (r"\boxed{\text{B}}", r"\boxed{B}", OK),  # text-wrapped letter, boxed gold
+    # ---- equations whose right side is a list, a tuple or an interval (were ERROR: sympy cannot subtract a set)
+    ("$n=1, 2, 3$", "n=1, 2, 3", OK),  # a list after an equals sign, same on both sides
+    ("$n=2, 3, 4$", "n=1, 2, 3", NO),  # the same name with other values
+    ("$1, 2, 3$", "n=1, 2, 3", OK),  # the values alone answer the assignment
+    ("$m=1, 2, 3$", "n=1, 2, 3", NO),  # same values assigned to another name (strict)
+    ("$D = (0, 1)$", "D = (0, 1)", OK),  # an interval after an equals sign
+    ("$D = (0, 1.5)$", "D = (0, 1)", NO),  # one end differs
+    ("$D = [0, 1)$", "D = (0, 1)", NO),  # one end closed
+    ("$(0, 1)$", "D = (0, 1)", OK),  # the interval alone
+    # ---- solution sets: sets of tuples, unordered pairs, several boxed answers (were ERROR on tuples)
+    (r"$\boxed{(7,11),\ (11,7)}$", "(11,7)or(7,11)", OK),  # both ordered pairs, other order and joiner
+    (r"$\boxed{(11,7)}$", "(11,7)or(7,11)", NO),  # one pair alone is not the solution set
+    (r"$\boxed{(7,11)}$", "(11,7)or(7,11)", NO),  # nor the other one (alone it even reads as an interval)
+    (r"$\boxed{(7,11),\ (11,8)}$", "(11,7)or(7,11)", NO),  # one pair wrong
+    (r"$(5,2),(7,2)$", "p=5,q=2;p=7,q=2", OK),  # pairs against assignments grouped by ';'
+    (r"$(5,2),(2,7)$", "p=5,q=2;p=7,q=2", NO),  # a pair with its values swapped
+    (r"$(5,2)$", "p=5,q=2;p=7,q=2", NO),  # one solution of two
+    (r"$$\boxed{(x, y) = (5, 8) \quad \text{and} \quad (8, 5)}$$", "(5, 8), (8, 5)", OK),  # named pairs joined by 'and'
+    (r"$$\boxed{(x, y) = (5, 8)}$$", "(5, 8), (8, 5)", NO),  # one named pair
+    (r"\boxed{(2, 2)} \quad \text{and} \quad \boxed{(6, 2)}", "(2, 2), (6, 2)", OK),  # two boxes form the set
+    (r"\boxed{(2, 2)}", "(2, 2), (6, 2)", NO),  # one box of two
+    (r"\boxed{(2, 2)} \quad \text{and} \quad \boxed{(2, 6)}", "(2, 2), (6, 2)", NO),  # second pair reversed
+    (r"\boxed{1} and \boxed{2} and \boxed{3}", r"\{1,2,3\}", OK),  # three boxes against a set
+    (r"\boxed{1} and \boxed{2}", r"\{1,2,3\}", NO),  # a root missing
+    (r"$\boxed{(3,2)}$", "(p,q)=(3,2)", OK),  # a pair against a named pair
+    (r"$\boxed{(2,3)}$", "(p,q)=(3,2)", NO),  # reversed pair
+    (r"$\boxed{x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}}$", r"x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}", OK),  # \pm in a fraction in a list (gold was BAD_GOLD)
+    (r"$\boxed{\frac{1}{2}, \frac{-1 + \sqrt{13}}{4}, \frac{-1 - \sqrt{13}}{4}}$", r"x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}", OK),  # the three roots written out
+    (r"$\boxed{x = \frac{1}{2}, x = \frac{-1 + \sqrt{13}}{4}}$", r"x = \frac{1}{2}, x = \frac{-1 \pm \sqrt{13}}{4}", NO),  # the minus root missing
+    (r"$\boxed{\frac{-1 \pm \sqrt{13}}{4}}$", r"\frac{-1 \pm \sqrt{13}}{4}", OK),  # \pm inside a fraction on both sides
+    (r"$\boxed{\frac{-1 + \sqrt{13}}{4}}$", r"\frac{-1 \pm \sqrt{13}}{4}", NO),  # only the plus root
+    (r"$\boxed{\frac{1 \pm \sqrt{13}}{4}}$", r"\frac{-1 \pm \sqrt{13}}{4}", NO),  # sign of the first term
+    # ---- times and ratios with a zero part (12:00 reads as 12/0: undefined values compare as written)
+    ("$1:00$", "12:00", NO),  # was a false positive: both read as division by zero
+    ("$12:00$", "12:00", OK),  # the same time
+    ("$12:30$", "12:00", NO),  # a defined ratio against an undefined one
+    ("$2:0$", "1:0", NO),  # two undefined ratios
+    ("$7:32$", r"S_{MBCN}:S=7:32", OK),  # a ratio against a named ratio
+    ("$7:31$", r"S_{MBCN}:S=7:32", NO),  # a different ratio
+    # ---- set relations: a set answer always matches the relation gold (the reverse needs relation_as_set)
+    (r"$x \in [-2,7]$", r"-2 \le x \le 7", OK),  # membership against the inequalities
+    (r"$[-2,7]$", r"-2 \le x \le 7", OK),  # the interval alone
+    (r"$x \in [-2,7)$", r"-2 \le x \le 7", NO),  # one end open
+    (r"$y \in [-2,7]$", r"-2 \le x \le 7", NO),  # another variable (strict)
+    (r"$-2 \le x \le 7$", r"x \in [-2,7]", NO),  # relation against a set gold: off by default, as in math-verify
+    # ---- decimal comma, only where it cannot be a thousands separator and not inside LaTeX
+    ("1,22", "1.22", OK),  # two digits after the comma
+    ("1.22", "1,22", OK),  # decimal comma in the gold
+    ("0.111", "0,111", OK),  # a leading 0 is never a thousands group
+    ("111", "0,111", NO),  # ... so 0,111 is not 111 (was read as 111)
+    ("1.234", "1,234", NO),  # three digits after the comma: thousands
+    (r"$\boxed{1,22}$", "1.22", NO),  # in LaTeX a comma separates a list
+    (r"$\boxed{1,22}$", "1,22", OK),  # ... unless it is written exactly as the gold
+    ("The price is 2,74 €", "2.74", OK),  # in a sentence
+    ("1000,99", "1000.99", OK),  # four digits before the comma
+    ("1000,99", "100099", NO),  # not a thousands separator
+    # ---- unit stripping never cuts into a group
+    (r"$1 - \frac{1}{\mathrm{e}}$", r"1 - \frac{1}{\mathrm{e}}", OK),  # e in \mathrm
+    (r"$1 + \frac{1}{\mathrm{e}}$", r"1 - \frac{1}{\mathrm{e}}", NO),  # anchor strips \mathrm{e} as a unit: both read as 1
+    (r"$1$", r"1 - \frac{1}{\mathrm{e}}", NO),  # the truncated reading
+    # ---- precision: 6 decimal places by default (math-verify's float_rounding), rounding correct at the digits written
+    ("0.000001", r"\frac{1}{2^{20}}", OK),  # 9.54e-7 to 6 places
+    ("0.000002", r"\frac{1}{2^{20}}", NO),  # wrong in the 6th place
+    ("0.000000", r"\frac{1}{10^{7}}", NO),  # no significant digit: matches only 0
+    # ---- "Answer:" in other languages (simple-evals' multilingual prefixes, and Russian)
+    ("Réponse : 42", "42", OK),  # French, space before the colon
+    ("Réponse : 41", "42", NO),  # French, wrong value
+    ("Ответ: 12. Проверка: 7 + 5 = 12, затем 3", "12", OK),  # Russian: the stated answer, not the last number
+    ("Antwort: 12. Probe: 7 + 5 = 12, dann 3", "12", OK),  # German, same shape
+    (r"答案：$\frac{1}{2}$", "0.5", OK),  # Chinese with a full-width colon, LaTeX answer
+    ("最终答案：41", "42", NO),  # Chinese "final answer", wrong value
     # ---- bad gold
     ("5", "", BG),  # empty gold
     ("5", "???", BG),  # gold without any math
@@ -283,6 +354,27 @@ EXTRA = [  # (prediction, gold, expected, options): cases that need options
     ("0.3", r"\frac{1}{3}", NO, {"rel_tol": 1e-2}),  # but not 1 digit
     (r"$y+1$", "x+1", OK, {"strict": False}),  # non-strict: variables matched by position
     (r"$y+1$", "x+1", NO, {"strict": True}),  # strict: different variable
+    ("0.33", r"\frac{1}{3}", OK, {"precision": 2}),  # the task asks for 2 decimals
+    ("0.333", r"\frac{1}{3}", OK, {"precision": 2}),  # more decimals, rounded correctly
+    ("0.34", r"\frac{1}{3}", NO, {"precision": 2}),  # wrongly rounded
+    ("0.334", r"\frac{1}{3}", NO, {"precision": 2}),  # wrong at the digits written (math-verify: equal)
+    ("0.3", r"\frac{1}{3}", NO, {"precision": 2}),  # fewer decimals than asked
+    (r"$(0.6,2.6667]$", r"(\frac{3}{5},\frac{8}{3}]", OK, {"precision": 2}),  # interval ends to 2+ places
+    (r"$(0.6,2.6651]$", r"(\frac{3}{5},\frac{8}{3}]", NO, {"precision": 2}),  # an end wrong at its 4th place
+    (r"$(0.6,2.6667]$", r"(\frac{3}{5},\frac{8}{3}]", NO, {}),  # 5 significant digits: not 8/3 by default
+    (r"$\begin{pmatrix}0.33\\0.2\end{pmatrix}$", r"\begin{pmatrix}\frac{1}{3}\\\frac{1}{5}\end{pmatrix}", OK, {"precision": 2}),  # matrix entries
+    (r"$\begin{pmatrix}0.33\\0.2\end{pmatrix}$", r"\begin{pmatrix}\frac{1}{3}\\\frac{1}{5}\end{pmatrix}", NO, {}),  # same, default precision
+    ("0.0000002", "0.0000001", NO, {"precision": 2}),  # two decimals are never rounded to `precision`
+    (r"$\sqrt{17}$", "4.12311", OK, {"precision": 5}),  # a decimal gold to 5 places
+    (r"$4\sqrt{2}$", "4", NO, {"precision": 5}),  # an integer gold stays exact
+    (r"$-2 \le x \le 7$", r"x \in [-2,7]", OK, {"relation_as_set": True}),  # relation against a set gold, allowed
+    (r"$-2 < x \le 7$", r"x \in [-2,7]", NO, {"relation_as_set": True}),  # one end open
+    (r"$-2 \le y \le 7$", r"x \in [-2,7]", NO, {"relation_as_set": True}),  # another variable
+    ("Answer $ \n 9 \n $", "9", OK, {}),  # a broken inline formula: the plain-text reading finds 9
+    ("Answer $ \n 9 \n $", "9", NA, {"latex_only": True}),  # LaTeX only: an inline formula cannot span lines
+    ("The answer is 9", "9", NA, {"latex_only": True}),  # LaTeX only: plain text is not read
+    (r"The answer is $9$", "9", OK, {"latex_only": True}),  # LaTeX only: inline math
+    (r"\boxed{8}", "9", NO, {"latex_only": True}),  # LaTeX only: a wrong boxed answer
 ]
 
 
@@ -316,7 +408,7 @@ def test_result_fields():
 
 
 def test_unknown_option_names_valid_ones():
-    with pytest.raises(TypeError, match="tolerance.*valid options: rel_tol, strict"):
+    with pytest.raises(TypeError, match="tolerance.*valid options: latex_only, precision, rel_tol, relation_as_set, strict"):
         verify_math("1", "1", tolerance=0.1)
 
 
@@ -348,6 +440,10 @@ def test_hostile_predictions(prediction, gold):
     ({"rel_tol": -0.1}, "rel_tol"),  # negative tolerance
     ({"rel_tol": "1e-6"}, "rel_tol"),  # a string, not a number
     ({"strict": "yes"}, "strict"),  # not a bool
+    ({"precision": 2.5}, "precision"),  # decimal places are a whole number
+    ({"precision": -1}, "precision"),  # and not negative
+    ({"relation_as_set": "yes"}, "relation_as_set"),  # not a bool
+    ({"latex_only": 1}, "latex_only"),  # not a bool
 ])
 def test_bad_option_values_name_the_field(options, field):
     from verifiers.fastpath import fast_verify

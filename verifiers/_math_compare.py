@@ -1,0 +1,314 @@
+"""How the `math` kind compares two parsed answers (sympy objects from math-verify's parser).
+
+Our rules decide numbers, containers and the relation / set cases below; everything else goes to
+math-verify's `verify` (gold first, as its asymmetric rules expect), with the same settings.
+
+- two numbers: `verifiers._numbers.numbers_match` (exact when both are exact, relative tolerance
+  and the `precision` rounding rule when a decimal is involved); exact symbolic numbers (3*sqrt(2)
+  vs sqrt(18)) at 60 digits, never with an absolute chop;
+- tuples, matrices and intervals of numbers: element by element, by the number rule;
+- sets: unordered, each gold element matched to its own prediction element by these same rules,
+  so sets of tuples, of assignments (p=5, q=2; p=7, q=2 against (5,2), (7,2)) and of symbolic
+  values are compared, not only sets of numbers. Inside a set of points, "(7, 11)" is the point,
+  although alone it reads as the open interval;
+- both sides assignments to the same name (n = 1, 2, 3; D = (0, 1)): the values are compared;
+- a relation in one variable against a set (-2 <= x <= 7 against [-2, 7]): compared as the set the
+  relation describes, always when the set is the prediction, and when the set is the gold only with
+  `relation_as_set` (math-verify's `allow_set_relation_comp`, off by default there too);
+- two linear equations: proportional; two polynomials with rational coefficients: by expansion.
+A value that is undefined (a division by zero: "12:00" read as the ratio 12/0) is compared by its
+written text in `verifiers.math_kind`, never here (zoo == zoo made 1:00 equal 12:00).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import sympy
+from math_verify import verify
+from math_verify.grader import is_assignment_relation, is_relation, take_last_relation, unwrap_fcs
+from sympy import Basic, Float, MatrixBase, Rational, UnevaluatedExpr
+
+from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, numbers_match
+
+EXACT_DIGITS = 60  # exact symbolic numbers are compared at this many significant digits
+APPROX_DIGITS = 40  # an exact value compared with a decimal is evaluated to this many digits
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options of the `math` kind that change a comparison (see `verifiers.fastpath.MATH_OPTIONS`)."""
+
+    rel_tol: float = DEFAULT_REL_TOL
+    precision: int = DEFAULT_PRECISION
+    strict: bool = True
+    relation_as_set: bool = False
+
+
+def anchor_equal(gold: Any, pred: Any, s: Settings) -> bool:
+    """math-verify's verdict with the same settings (it never raises: errors read as False)."""
+    return bool(verify(gold, pred, float_rounding=s.precision, strict=s.strict,
+                       allow_set_relation_comp=s.relation_as_set, timeout_seconds=None))
+
+
+def undefined(expr: Any) -> bool:
+    """A value that contains a division by zero (zoo) or an indeterminate form (nan)."""
+    return isinstance(expr, Basic) and expr.has(sympy.zoo, sympy.nan)
+
+
+# ---------------------------------------------------------------- numbers
+
+
+def _is_pct(expr: Any) -> bool:
+    return isinstance(expr, sympy.Mul) and len(expr.args) == 2 and expr.args[1] == UnevaluatedExpr(Rational(1, 100))
+
+
+def numeric_value(expr: Any) -> Basic | None:
+    """`expr` evaluated to a plain (possibly symbolic) number, or None when it is not one."""
+    if not isinstance(expr, Basic) or isinstance(expr, (sympy.Set, sympy.Tuple)) or is_relation(expr):
+        return None
+    try:
+        value = expr.doit()
+        return value if value.is_number and not value.free_symbols else None
+    except Exception:  # sympy raises many kinds of errors on odd input; then it is not a plain number
+        return None
+
+
+def _exact_numbers_equal(a: Basic, b: Basic, s: Settings) -> bool:
+    if isinstance(a, Rational) and isinstance(b, Rational):
+        return a == b
+    if not (a.is_finite and b.is_finite):  # oo, -oo: only identical values match
+        return a == b
+    try:
+        diff = abs(sympy.N(a - b, EXACT_DIGITS))
+        scale = max(abs(sympy.N(a, EXACT_DIGITS)), abs(sympy.N(b, EXACT_DIGITS)))
+        if scale == 0:
+            return diff == 0
+        if diff > scale * sympy.Float(10) ** (10 - EXACT_DIGITS):
+            return False
+        return sympy.simplify(a - b) == 0 or diff <= scale * sympy.Float(10) ** (5 - EXACT_DIGITS)
+    except Exception:  # comparison not decidable numerically: let math-verify decide
+        return anchor_equal(a, b, s)
+
+
+def _as_num(value: Basic) -> Num:
+    """A sympy number as a `Num`: a bare decimal keeps the digits it was written with (0.33 ->
+    2 places), anything else is its value to 40 digits (exact unless a float is inside)."""
+    if isinstance(value, Float):
+        text = format(Decimal(str(value)), "f")  # fixed point, every digit of its precision: '0.330000000000000'
+        if "." in text:
+            digits = text.rstrip("0")
+            return Num(Fraction(text), exact=False, decimals=len(digits) - digits.index(".") - 1)
+    return Num(Fraction(str(sympy.N(value, APPROX_DIGITS))), exact=not value.has(Float))
+
+
+def _float_numbers_equal(a: Basic, b: Basic, s: Settings) -> bool:
+    try:
+        return numbers_match(_as_num(a), _as_num(b), s.rel_tol, s.precision)
+    except (ValueError, TypeError, ArithmeticError):  # not a finite real number (complex, oo): math-verify decides
+        return anchor_equal(a, b, s)
+
+
+def _numbers_equal(gold: Basic, pred: Basic, s: Settings) -> bool:
+    """Two plain numbers: exact when both are exact, the decimal rules otherwise; a percentage
+    matches its fraction or its bare number (50% ~ 1/2 ~ 50)."""
+    golds = [gold] + ([gold.args[0]] if _is_pct(gold) else [])
+    preds = [pred] + ([pred.args[0]] if _is_pct(pred) else [])
+    for g in golds:
+        for p in preds:
+            gv, pv = g.doit(), p.doit()
+            exact = not (gv.has(Float) or pv.has(Float))
+            if exact and _exact_numbers_equal(gv, pv, s):
+                return True
+            if not exact and _float_numbers_equal(gv, pv, s):
+                return True
+    return False
+
+
+# ---------------------------------------------------------------- any two answers
+
+
+def expr_equal(gold: Any, pred: Any, s: Settings) -> bool:
+    """Numbers, containers, assignments and relation/set pairs by our rules; the rest by math-verify."""
+    if not (isinstance(gold, (Basic, MatrixBase)) and isinstance(pred, (Basic, MatrixBase))):
+        return anchor_equal(gold, pred, s)
+    if is_assignment_relation(gold) and not is_relation(pred):
+        gold = take_last_relation(gold).rhs  # "x = 2" vs "2"
+    if is_relation(pred) and not is_relation(gold) and isinstance(take_last_relation(pred), sympy.Eq):
+        pred = take_last_relation(pred).rhs  # "2" vs "x = 2"
+    if numeric_value(gold) is not None and numeric_value(pred) is not None:
+        return _numbers_equal(gold, pred, s)
+    decided = _container_equal(gold, pred, s)
+    if decided is None:
+        decided = _relation_set_equal(gold, pred, s)
+    if decided is None and _assignments_to_same_name(gold, pred, s):
+        decided = expr_equal(gold.rhs, pred.rhs, s)  # n = 1, 2, 3; D = (0, 1): compare the values
+    if decided is not None:
+        return decided
+    if s.strict and _linear_equations(gold, pred):
+        # two linear equations have the same solutions iff one is a multiple of the other;
+        # math-verify reaches the same verdict through sympy.solve, far more slowly
+        ratio = sympy.cancel((gold.lhs - gold.rhs) / (pred.lhs - pred.rhs))
+        return bool(ratio.is_number and ratio != 0)
+    if s.strict and _exact_polynomials(gold, pred):
+        # expanded polynomials with rational coefficients are a canonical form: this decides
+        # both ways, as sympy.simplify inside math-verify would, at a fraction of its cost
+        return sympy.expand(gold - pred) == 0
+    return anchor_equal(gold, pred, s)
+
+
+def _container_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
+    """Two containers of the same kind and size, element by element (sets unordered); None when
+    they are not (then other rules, or math-verify, decide)."""
+    if isinstance(gold, sympy.Tuple) and isinstance(pred, sympy.Tuple) and len(gold) == len(pred):
+        return all(expr_equal(g, p, s) for g, p in zip(gold.args, pred.args))
+    if isinstance(gold, sympy.FiniteSet) and isinstance(pred, sympy.FiniteSet) and len(gold) == len(pred):
+        return _sets_equal(_points(gold.args), _points(pred.args), s)
+    if isinstance(gold, MatrixBase) and isinstance(pred, MatrixBase) and gold.shape == pred.shape:
+        pairs = list(zip(gold, pred))
+    elif isinstance(gold, sympy.Interval) and isinstance(pred, sympy.Interval):
+        if (gold.left_open, gold.right_open) != (pred.left_open, pred.right_open):
+            return None
+        pairs = [(gold.start, pred.start), (gold.end, pred.end)]
+    else:
+        return None
+    if all(numeric_value(g) is not None and numeric_value(p) is not None for g, p in pairs):
+        return all(_numbers_equal(g, p, s) for g, p in pairs)
+    return None  # symbolic entries: math-verify compares matrices and intervals as a whole
+
+
+def _sets_equal(golds: list, preds: list, s: Settings) -> bool:
+    """Same number of elements; every gold element has its own equal prediction element."""
+    values = [numeric_value(x) for x in golds + preds]
+    if all(v is not None for v in values):  # numbers: pair them by value (tolerance is not transitive)
+        try:
+            key = lambda x: sympy.N(x, 30)  # noqa: E731
+            return all(_numbers_equal(g, p, s) for g, p in zip(sorted(golds, key=key), sorted(preds, key=key)))
+        except (TypeError, ValueError):  # not orderable (complex values): match them one by one below
+            pass
+    unused = list(preds)
+    for g in golds:
+        match = next((i for i, p in enumerate(unused) if expr_equal(g, p, s)), None)
+        if match is None:
+            return False
+        unused.pop(match)
+    return True
+
+
+def _points(elements: tuple) -> list:
+    """Inside a set that holds pairs, "(7, 11)" is the point (7, 11), not the open interval the
+    parser reads when the first number is the smaller one."""
+    if not any(isinstance(e, sympy.Tuple) and len(e) == 2 for e in elements):
+        return list(elements)
+    return [sympy.Tuple(e.start, e.end) if isinstance(e, sympy.Interval) and e.left_open and e.right_open else e
+            for e in elements]
+
+
+def _assignments_to_same_name(gold: Any, pred: Any, s: Settings) -> bool:
+    if not (isinstance(gold, sympy.Eq) and isinstance(pred, sympy.Eq)):
+        return False
+    if not (is_assignment_relation(gold) and is_assignment_relation(pred)):
+        return False
+    return not s.strict or gold.lhs == pred.lhs
+
+
+# ---------------------------------------------------------------- relations and sets
+
+
+def _stated_set(expr: Any) -> tuple[Any, sympy.Set] | None:
+    """(variable or None, set) for a set ([-2, 7]) or a membership read as x = [-2, 7]."""
+    if isinstance(expr, sympy.Set):
+        return None, expr
+    if isinstance(expr, sympy.Eq) and isinstance(expr.rhs, sympy.Set) and isinstance(expr.lhs, sympy.Symbol):
+        return expr.lhs, expr.rhs
+    return None
+
+
+def _relation_set(expr: Any) -> tuple[Any, sympy.Set] | None:
+    """(variable, set) for inequalities in one variable (-2 <= x <= 7 -> x, [-2, 7]), else None."""
+    if not is_relation(expr) or isinstance(expr, sympy.Eq):
+        return None
+    try:
+        plain = unwrap_fcs(expr)  # 0 < f(x) < 1: the function is a name here, as in math-verify
+        if len(plain.free_symbols) != 1:
+            return None
+        return next(iter(plain.free_symbols)), plain.as_set()
+    except Exception:  # sympy cannot solve this relation for its variable: not a set we can compare
+        return None
+
+
+def _relation_set_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
+    """A relation against a set, compared as sets; None when the pair is not one."""
+    g_set, p_set = _stated_set(gold), _stated_set(pred)
+    if p_set is not None and g_set is None:
+        g_rel = _relation_set(gold)
+        return None if g_rel is None else _same_set(g_rel, p_set, s)
+    if g_set is not None and p_set is None:
+        p_rel = _relation_set(pred)
+        if p_rel is None:
+            return None
+        return s.relation_as_set and _same_set(g_set, p_rel, s)
+    return None
+
+
+def _same_set(a: tuple, b: tuple, s: Settings) -> bool:
+    (a_var, a_set), (b_var, b_set) = a, b
+    if s.strict and a_var is not None and b_var is not None and a_var != b_var:
+        return False
+    return expr_equal(a_set, b_set, s)
+
+
+# ---------------------------------------------------------------- fast symbolic decisions
+
+
+def _linear_equations(gold: Any, pred: Any) -> bool:
+    """Both sides single equations whose (lhs - rhs) are polynomials of degree 1 with rational
+    coefficients in the same symbols."""
+    if not (isinstance(gold, sympy.Eq) and isinstance(pred, sympy.Eq)):
+        return False
+    if not all(isinstance(side, sympy.Expr) for side in (gold.lhs, gold.rhs, pred.lhs, pred.rhs)):
+        return False  # n = {1, 2, 3}: a set is not a side of a linear equation
+    g, p = gold.lhs - gold.rhs, pred.lhs - pred.rhs
+    if not g.free_symbols or g.free_symbols != p.free_symbols or not _exact_polynomials(g, p):
+        return False
+    symbols = sorted(g.free_symbols, key=str)
+    try:
+        return sympy.Poly(g, *symbols).total_degree() == 1 and sympy.Poly(p, *symbols).total_degree() == 1
+    except sympy.PolynomialError:
+        return False
+
+
+def _exact_polynomials(gold: Any, pred: Any) -> bool:
+    """Both sides polynomials in plain symbols with integer/rational coefficients (no floats, no
+    constants like e or pi, no bare symbol, which math-verify compares by name)."""
+    if not (isinstance(gold, sympy.Expr) and isinstance(pred, sympy.Expr)):
+        return False
+    if isinstance(gold, sympy.Symbol) or isinstance(pred, sympy.Symbol):
+        return False
+    if not (gold.free_symbols or pred.free_symbols):
+        return False
+    atoms = gold.atoms() | pred.atoms()
+    if not all(isinstance(a, (sympy.Symbol, sympy.Integer, sympy.Rational)) for a in atoms):
+        return False
+    try:
+        return gold.is_polynomial() and pred.is_polynomial()
+    except Exception:  # is_polynomial raises on some unevaluated forms: then not a plain polynomial
+        return False
+
+
+# ---------------------------------------------------------------- the imaginary unit
+
+
+def has_symbol_i(*exprs: Any) -> bool:
+    return any(isinstance(e, Basic) and any(s.name == "i" for s in e.free_symbols) for e in exprs)
+
+
+def with_imaginary_unit(expr: Any) -> Any:
+    """The parser reads 'i' as a plain symbol; substituting sympy.I only ever adds equalities that
+    hold for complex numbers (i^2 = -1), so it is tried only after the plain comparison fails."""
+    if not isinstance(expr, Basic):
+        return expr
+    return expr.subs({s: sympy.I for s in expr.free_symbols if s.name == "i"})
