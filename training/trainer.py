@@ -24,7 +24,7 @@ import torch
 
 from rewardlab.config import save_config
 from training.advantages import ESTIMATORS, _whiten, sequence_rewards
-from training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from training.checkpoint import load_checkpoint, resume_checkpoint, save_checkpoint
 from training.config import RLConfig
 from training.data import PromptStream, check_columns, load_rows, parse_task
 from training.kl import KL
@@ -193,9 +193,7 @@ def _train(config: RLConfig, run: dict[str, Any]) -> dict[str, Any]:
     accelerator = Accelerator(mixed_precision=_mixed_precision(config))
     out_dir = Path(config.output_dir)
     ckpt_root = out_dir / "checkpoints"
-    resume_from = latest_checkpoint(ckpt_root) if config.resume else None
-    if config.resume and resume_from is None:
-        accelerator.print(f"rl: --resume given but no checkpoint in {ckpt_root}; starting fresh")
+    resume_from = resume_checkpoint(ckpt_root, log=accelerator.print) if config.resume else None
     if accelerator.is_main_process:
         save_config(config, out_dir)
     _seed_everything(config.seed + accelerator.process_index)
