@@ -33,6 +33,7 @@ from verifiers.types import Verdict, VerifyResult
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _LIMIT_FIELDS = {f.name for f in dataclasses.fields(SandboxLimits)}
+SANDBOX_OPTIONS = frozenset(_LIMIT_FIELDS)  # the sandbox policy: set by whoever runs the verifier, never by a service's client
 
 
 def _lines(text: str) -> list[str]:
