@@ -13,8 +13,9 @@ gold: the tests, in one of these formats
       values, never objects of the solution.
 options: the `SandboxLimits` fields (`cpu_seconds`, `wall_seconds`, `memory_mb`, `max_processes`,
     `file_size_mb`, `open_files`, `tmpfs_mb`, `max_output_kb`, `network`, `drop_privileges`),
-    applied per test run, and `compare` = "lines" (default: trailing spaces and blank lines at the
-    end ignored) | "tokens" (whitespace-insensitive) | "exact".
+    applied per test run: the sandbox policy (`SANDBOX_OPTIONS`), which only whoever runs the
+    verifier sets (the HTTP service refuses them from clients); and `compare` = "lines" (default:
+    trailing spaces and blank lines at the end ignored) | "tokens" (whitespace-insensitive) | "exact".
 
 Verdicts: CORRECT (every test passes), INCORRECT (wrong output, crash, syntax error, output flood,
 memory exhausted), TIMEOUT (CPU or wall limit), NO_ANSWER (no code), BAD_GOLD (tests unreadable),

@@ -203,6 +203,8 @@ async def _validation_error(request: Any, exc: Any) -> Any:
     for error in errors[:MAX_ERRORS_SHOWN]:
         loc = [str(p) for p in error.get("loc", ()) if p != "body"]
         where = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc).lstrip(".") or "body"
+        if error.get("type") == "json_invalid":  # its location is a character position, not a field
+            where = f"body (at character {loc[0]})" if loc else "body"
         parts.append(f"{where}: {error.get('msg', 'invalid')}")
     if len(errors) > MAX_ERRORS_SHOWN:
         parts.append(f"... and {len(errors) - MAX_ERRORS_SHOWN} more errors")
