@@ -49,8 +49,10 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
 
     class OpenRLHFRequest(BaseModel):
         query: list[str] = items_field(app, "prompt + response texts")
-        prompts: list[str] | None = Field(None, description="the prompt of each query (older OpenRLHF sends only `query`)")
-        labels: list[Any] | None = Field(None, description="gold labels, given to the reward as column `answer` (the types it expects)")
+        prompts: list[str] | None = Field(None, max_length=app.state.limits.max_items,
+                                          description="the prompt of each query (older OpenRLHF sends only `query`)")
+        labels: list[Any] | None = Field(None, max_length=app.state.limits.max_items,
+                                         description="gold labels, given to the reward as column `answer` (the types it expects)")
 
     class BatchRequest(BaseModel):
         prompts: list[Any] = items_field(app, "prompts (strings or chat messages)")
