@@ -194,14 +194,19 @@ def _run_one(fn: Any, task: Task) -> tuple[dict[str, Any], bool]:
     return result.to_dict(), restart
 
 
+def _remove_own_tmpdir() -> None:
+    """A worker whose parent is gone (or done with it) removes its own TMPDIR: nobody else may."""
+    own = tempfile.gettempdir()
+    if os.path.basename(own).startswith(_TMP_PREFIX):
+        shutil.rmtree(own, ignore_errors=True)
+
+
 def _watch_parent(parent: int) -> None:
     """Exit when the parent process is gone, even if the main thread is stuck in C code."""
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
-            own = tempfile.gettempdir()
-            if os.path.basename(own).startswith(_TMP_PREFIX):
-                shutil.rmtree(own, ignore_errors=True)  # nobody else will
+            _remove_own_tmpdir()
             os._exit(3)
 
 
@@ -239,7 +244,8 @@ def worker_main() -> None:
     cache: dict[str, Any] = {}
     while True:
         header = _read_exact(proto_in, _HEADER.size)
-        if header is None:
+        if header is None:  # the parent closed the pipe, or died (e.g. a server stopped by a signal)
+            _remove_own_tmpdir()
             return
         message = pickle.loads(_read_exact(proto_in, _HEADER.unpack(header)[0]) or b"")
         for i, task in enumerate(message):
