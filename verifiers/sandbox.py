@@ -61,8 +61,11 @@ class SandboxLimits:
         for name in ("cpu_seconds", "wall_seconds", "memory_mb", "max_processes", "file_size_mb", "open_files",
                      "tmpfs_mb", "max_output_kb"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive number, got {value!r}")
+        for name in ("network", "drop_privileges"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"SandboxLimits.{name} must be true or false, got {getattr(self, name)!r}")
 
 
 @dataclass

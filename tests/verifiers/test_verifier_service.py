@@ -176,7 +176,13 @@ def test_too_many_concurrent_requests(server):
     assert httpx.post(server + "/verify", json={"items": [{"prediction": "1", "gold": "1"}]}, headers=AUTH).status_code == 200
 
 
-def test_bad_command_line_exits_2():
-    proc = subprocess.run([sys.executable, "-m", "rewardlab.cli", "serve-verifier", "--port", "0"],
+@pytest.mark.parametrize("args,text", [
+    (["--port", "0"], "--port must be in 1..65535"),
+    (["--sandbox", "cpu_secs=2"], "--sandbox must be key=value with key one of"),  # a typo in the policy
+    (["--sandbox", "network=maybe"], "SandboxLimits.network must be true or false"),
+    (["--body-timeout", "nan"], "--body-timeout must be a positive number"),
+])
+def test_bad_command_line_exits_2(args, text):
+    proc = subprocess.run([sys.executable, "-m", "rewardlab.cli", "serve-verifier", *args],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "--port must be in 1..65535" in proc.stderr
+    assert proc.returncode == 2 and text in proc.stderr, proc.stderr
