@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import random
 import shutil
 import time
@@ -368,6 +369,25 @@ def fit_ood_detector(rm: LoadedRewardModel, rows: list[dict], directory: Path, s
     return OODMonitor.fit(rm, picked, seed=seed).save(directory / OOD_FILE)
 
 
+def load_trainer_state(checkpoint: Path) -> dict[str, Any]:
+    """The optimizer / scheduler / step state of a checkpoint, unpickled with `weights_only=True`
+    (tensors and plain values only), so a tampered file cannot run code."""
+    path = checkpoint / "trainer_state.pt"
+    try:
+        return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise ValueError(f"--resume: {path} holds more than tensors and plain values; refusing to load it "
+                         f"(was it written by another program?): {str(exc).splitlines()[0]}") from None
+
+
+def truncate_metrics(path: Path, step: int) -> None:
+    """Drop the records a killed run logged after its checkpoint at `step` (a resumed run logs them again)."""
+    if path.exists():
+        records = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+        kept = [r for r in records if r["step"] <= step and r["event"] != "end"]
+        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
+
+
 def _log(path: Path, record: dict[str, Any]) -> None:
     with path.open("a") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")
@@ -428,7 +448,7 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     start_step = 0
     if resume_from is not None:
-        state = torch.load(resume_from / "trainer_state.pt", weights_only=False)
+        state = load_trainer_state(resume_from)
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         start_step = state["step"]
@@ -440,6 +460,8 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     if accelerator.is_main_process:
         out_dir.mkdir(parents=True, exist_ok=True)
         save_config(cfg, out_dir)
+        if resume_from is not None:
+            truncate_metrics(metrics_path, start_step)
         _log(metrics_path, {"event": "start", "step": start_step, "format": fmt, "source": source, "n_train": len(train_rows),
                             "n_eval": len(eval_rows), "backbone": str(backbone), "resumed_from": str(resume_from or "")})
 

@@ -17,6 +17,7 @@ a reward that cannot score raises, or returns None for that item and counts it.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -210,6 +211,31 @@ def require_column(columns: dict[str, Any], name: str, n: int, who: str) -> list
     if len(values) != n:
         raise ValueError(f"{who}: column {name!r} has {len(values)} values for {n} completions")
     return values
+
+
+def gold_texts(values: Sequence[Any], column: str, who: str) -> list[str | None]:
+    """Gold answers as the text a verifier compares: strings as they are, integers and finite
+    floats written out, None for "no gold" (not applicable). Anything else (a list, an object,
+    a boolean, NaN) is a ValueError naming the column and row: turning it into a string could
+    let a completion that spells that string out earn the reward.
+
+    >>> gold_texts(["7", 3, 0.5, None], "answer", "reward 'verifier_math'")
+    ['7', '3', '0.5', None]
+    >>> gold_texts([{"a": [1, {"b": 2}]}], "answer", "reward 'verifier_math'")
+    Traceback (most recent call last):
+    ...
+    ValueError: reward 'verifier_math': column 'answer' row 0 is a dict; a gold answer must be a string or a number (or null for none)
+    """
+    out: list[str | None] = []
+    for i, value in enumerate(values):
+        if value is None or isinstance(value, str):
+            out.append(value)
+        elif type(value) in (int, float) and math.isfinite(value):
+            out.append(str(value))
+        else:
+            what = f"{value!r}" if isinstance(value, float) else f"a {type(value).__name__}"
+            raise ValueError(f"{who}: column {column!r} row {i} is {what}; a gold answer must be a string or a number (or null for none)")
+    return out
 
 
 def check_batch(prompts: Sequence[Text], completions: Sequence[Text], who: str) -> None:

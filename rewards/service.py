@@ -42,20 +42,22 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     from fastapi import FastAPI, HTTPException
     from pydantic import BaseModel, Field
 
-    from verifiers.service import add_protections, check_items
-
-    class OpenRLHFRequest(BaseModel):
-        query: list[str] = Field(..., description="prompt + response texts")
-        prompts: list[str] | None = Field(None, description="the prompt of each query (older OpenRLHF sends only `query`)")
-        labels: list[Any] | None = Field(None, description="gold labels, given to the reward as column `answer`")
-
-    class BatchRequest(BaseModel):
-        prompts: list[Any] = Field(..., description="prompts (strings or chat messages)")
-        completions: list[Any] = Field(..., description="completions (strings or chat messages)")
-        columns: dict[str, list[Any]] = Field(default_factory=dict, description="extra dataset columns, one value per completion")
+    from verifiers.service import add_protections, check_items, items_field
 
     app = FastAPI(title="rewardlab reward service", version="1")
     add_protections(app, limits)
+
+    class OpenRLHFRequest(BaseModel):
+        query: list[str] = items_field(app, "prompt + response texts")
+        prompts: list[str] | None = Field(None, max_length=app.state.limits.max_items,
+                                          description="the prompt of each query (older OpenRLHF sends only `query`)")
+        labels: list[Any] | None = Field(None, max_length=app.state.limits.max_items,
+                                         description="gold labels, given to the reward as column `answer` (the types it expects)")
+
+    class BatchRequest(BaseModel):
+        prompts: list[Any] = items_field(app, "prompts (strings or chat messages)")
+        completions: list[Any] = items_field(app, "completions (strings or chat messages)")
+        columns: dict[str, list[Any]] = Field(default_factory=dict, description="extra dataset columns, one value per completion")
     lock = threading.Lock()
     openrlhf = as_openrlhf_reward_func(reward, label_column=label_column, none_score=none_score)
 

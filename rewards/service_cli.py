@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ class ServeRewardConfig:
     max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
     max_items: int = opt(4096, "most completions per request (413 past it)")
     max_concurrent: int = opt(8, "requests handled at once (429 past it)")
+    body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it); slots are for work")
     none_score: float = opt(0.0, "score sent to OpenRLHF where the reward is None (not applicable); counted in extra_logs")
     label_column: str = opt("answer", "column that OpenRLHF's `labels` fill")
     log_level: str = opt("info", "uvicorn log level", choices=["critical", "error", "warning", "info", "debug"])
@@ -37,6 +39,8 @@ class ServeRewardConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.token is not None and not self.token.strip():
             raise ValueError("--token must not be empty")
+        if not (math.isfinite(self.body_timeout) and self.body_timeout > 0):
+            raise ValueError(f"--body-timeout must be a positive number of seconds, got {self.body_timeout}")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rewardlab serve-reward: warning: listening on {config.host} without a token "
               f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
-                           max_concurrent=config.max_concurrent, token=token)
+                           max_concurrent=config.max_concurrent, token=token, body_timeout=config.body_timeout)
     app = create_app(reward, spec=config.reward, limits=limits, none_score=config.none_score, label_column=config.label_column)
     print(f"serving reward {config.reward!r} on http://{config.host}:{config.port} (POST /get_reward for OpenRLHF, "
           f"POST /reward for batches, GET /health; token {'required' if token else 'off'})", flush=True)

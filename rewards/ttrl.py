@@ -21,7 +21,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import NamedReward, Text, check_batch, completion_text, data_columns, group_indices, prompt_key, publish
+from rewards.base import NamedReward, Text, check_batch, completion_text, data_columns, gold_texts, group_indices, prompt_key, publish
 
 
 INTEGER = re.compile(r"[+-]?\d{1,50}")  # plain integer literals: equivalence is equality of value
@@ -198,7 +198,7 @@ class MajorityVoteReward(NamedReward):
         golds = columns.get(self.gold_column)
         if golds is None:
             return metrics
-        golds = [str(g) for g in golds]
+        golds = [g or "" for g in gold_texts(golds, self.gold_column, f"reward {self.name!r}")]  # "" -> bad_gold, counted
         if len(golds) != len(completions):
             raise ValueError(f"reward {self.name!r}: column {self.gold_column!r} has {len(golds)} values for {len(completions)} completions")
         # Label accuracy: one comparison per labelled group; reward accuracy: every completion.

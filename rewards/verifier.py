@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from rewards.base import (NamedReward, Text, assistant_turn, check_batch, check_reasoning, publish, reasoning_answer,
-                          require_column)
+from rewards.base import (NamedReward, Text, assistant_turn, check_batch, check_reasoning, gold_texts, publish,
+                          reasoning_answer, require_column)
 
 # verdict name -> reward (None = not applicable; the trainer skips the sample for this reward)
 DEFAULT_VERDICT_REWARDS: dict[str, float | None] = {
@@ -114,7 +114,8 @@ class VerifierReward(NamedReward):
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        golds = require_column(columns, self.answer_column, len(completions), f"reward {self.name!r}")
+        who = f"reward {self.name!r}"
+        golds = gold_texts(require_column(columns, self.answer_column, len(completions), who), self.answer_column, who)
         # rows without a gold (None) are not applicable: not sent to the verifier, counted
         have = [i for i, g in enumerate(golds) if g is not None]
         answers = {i: self.answer_text(prompts[i], completions[i]) for i in have}

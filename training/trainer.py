@@ -30,7 +30,7 @@ import torch
 
 from rewardlab.config import save_config
 from training.advantages import ESTIMATORS, _whiten, sequence_rewards
-from training.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from training.checkpoint import load_checkpoint, resume_checkpoint, save_checkpoint
 from training.config import LEARNED_KL, RLConfig
 from training.data import PromptStream, check_columns, load_rows, parse_task
 from training.kl import KL
@@ -556,11 +556,9 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
 
     out_dir = Path(config.output_dir)
     ckpt_root = out_dir / "checkpoints"
-    resume_from = latest_checkpoint(ckpt_root) if config.resume else None
     run = _setup(config, prepared)
     accelerator = run.accelerator
-    if config.resume and resume_from is None:
-        accelerator.print(f"rl: --resume given but no checkpoint in {ckpt_root}; starting fresh")
+    resume_from = resume_checkpoint(ckpt_root, log=accelerator.print) if config.resume else None
     if accelerator.is_main_process:
         save_config(config, out_dir)
     for warning in prepared.get("warnings", ()):

@@ -6,12 +6,16 @@ gold: the tests, in one of these formats
     - JSON list of stdin/stdout cases: `[{"input": "1 2\\n", "output": "3\\n"}, ...]`
     - JSON object `{"tests": [...same cases...]}` or the APPS/TACO style
       `{"inputs": ["1 2\\n", ...], "outputs": ["3\\n", ...]}`
-    - otherwise: Python test code (e.g. `assert add(1, 2) == 3`), appended to the solution and run
-      once; it passes when the program exits with status 0.
+    - otherwise: Python test code (e.g. `assert add(1, 2) == 3`), run once in a separate driver
+      process against the solution loaded in the sandbox (`verifiers/sandbox_harness.py`); it
+      passes only when the driver reports that the whole test code ran without an exception. How
+      the solution's process exits proves nothing, and the tests compare the driver's own plain
+      values, never objects of the solution.
 options: the `SandboxLimits` fields (`cpu_seconds`, `wall_seconds`, `memory_mb`, `max_processes`,
     `file_size_mb`, `open_files`, `tmpfs_mb`, `max_output_kb`, `network`, `drop_privileges`),
-    applied per test run, and `compare` = "lines" (default: trailing spaces and blank lines at the
-    end ignored) | "tokens" (whitespace-insensitive) | "exact".
+    applied per test run: the sandbox policy (`SANDBOX_OPTIONS`), which only whoever runs the
+    verifier sets (the HTTP service refuses them from clients); and `compare` = "lines" (default:
+    trailing spaces and blank lines at the end ignored) | "tokens" (whitespace-insensitive) | "exact".
 
 Verdicts: CORRECT (every test passes), INCORRECT (wrong output, crash, syntax error, output flood,
 memory exhausted), TIMEOUT (CPU or wall limit), NO_ANSWER (no code), BAD_GOLD (tests unreadable),
@@ -33,6 +37,7 @@ from verifiers.types import Verdict, VerifyResult
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _LIMIT_FIELDS = {f.name for f in dataclasses.fields(SandboxLimits)}
+SANDBOX_OPTIONS = frozenset(_LIMIT_FIELDS)  # the sandbox policy: set by whoever runs the verifier, never by a service's client
 
 
 def _lines(text: str) -> list[str]:
@@ -127,7 +132,8 @@ def _failure(run: SandboxRun) -> tuple[Verdict, str]:
     if run.setup_error:
         return Verdict.ERROR, f"sandbox failed: {run.setup_error}"
     if run.timed_out:
-        return Verdict.TIMEOUT, f"time limit ({run.signal or 'wall clock'})"
+        how = f"CPU, {run.signal} after {run.cpu:g} s" if run.signal and run.cpu is not None else run.signal or "wall clock"
+        return Verdict.TIMEOUT, f"time limit ({how})"
     if run.output_limited:
         return Verdict.INCORRECT, "output limit exceeded"
     last = run.stderr.strip().splitlines()[-1:] or [""]
@@ -154,9 +160,8 @@ def verify_code(prediction: str, gold: str, compare: str = "lines", **options: A
             return VerifyResult(Verdict.NO_ANSWER, detail=f"no code block, and the text is not Python ({exc})", **base)
         return VerifyResult(Verdict.INCORRECT, detail=f"solution does not compile: {exc}", **base)
     if tests.asserts is not None:
-        runs = [(code + "\n\n" + tests.asserts + "\n", "", None)]
-    else:
-        runs = [(code, stdin, expected) for stdin, expected in tests.cases]
+        return _verify_asserts(code, tests.asserts, limits, base)
+    runs = [(code, stdin, expected) for stdin, expected in tests.cases]
     protections: list[str] = []
     for number, (source, stdin, expected) in enumerate(runs, start=1):
         run = run_python(source, stdin, limits)
@@ -170,3 +175,23 @@ def verify_code(prediction: str, gold: str, compare: str = "lines", **options: A
             return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
     extra = {"passed": len(runs), "total": len(runs), "protections": protections}
     return VerifyResult(Verdict.CORRECT, detail=f"all {len(runs)} tests passed", extra=extra, **base)
+
+
+def _verify_asserts(code: str, asserts: str, limits: SandboxLimits, base: dict[str, Any]) -> VerifyResult:
+    """Assert-style tests: CORRECT only on the test driver's report of a pass (with the run's nonce)."""
+    run = run_python(code, "", limits, tests=asserts)
+    report = run.tests or {}
+    extra = {"passed": int(run.tests_passed), "total": 1, "protections": run.protections,
+             "requests": report.get("requests", 0)}
+    if run.tests_passed and not run.timed_out and not run.output_limited and not run.setup_error:
+        return VerifyResult(Verdict.CORRECT, detail="all 1 tests passed", extra=extra, **base)
+    if run.setup_error or run.timed_out or run.output_limited:
+        verdict, why = _failure(run)
+    elif report.get("verdict") == "error":
+        verdict, why = Verdict.ERROR, report.get("detail", "the tests could not run")
+    else:
+        verdict, why = Verdict.INCORRECT, report.get("detail") or "the test driver did not report a pass"
+        last = run.stderr.strip().splitlines()[-1:]
+        if "loading the solution raised" in why and last:
+            why += f" ({last[0][:200]})"
+    return VerifyResult(verdict, detail=f"test 1/1: {why}", extra=extra, **base)

@@ -16,6 +16,9 @@ Why processes, and why this shape (see docs/verifiers.md):
   the rest of its chunk is re-queued, and a fresh worker takes the dead one's place.
 - A worker that dies (segfault, OOM kill, `os._exit`) turns its current item into ERROR.
 - Each worker caps its own address space with RLIMIT_AS (`memory_mb`).
+- Each worker gets its own temporary directory (TMPDIR), removed when the worker is killed or
+  exits, so a kind killed mid-item (e.g. the code sandbox's work dir) leaves nothing behind;
+  directories of pools whose process died without cleaning up are removed by the next pool.
 
 >>> pool = VerifierPool(PoolConfig(workers=1, preload=()))
 >>> [r.verdict.value for r in pool.run([Task("verifiers.pool:_echo_kind", "a", "a", {}, 5.0, "echo")])]
@@ -32,10 +35,12 @@ import errno
 import os
 import pickle
 import selectors
+import shutil
 import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -189,11 +194,19 @@ def _run_one(fn: Any, task: Task) -> tuple[dict[str, Any], bool]:
     return result.to_dict(), restart
 
 
+def _remove_own_tmpdir() -> None:
+    """A worker whose parent is gone (or done with it) removes its own TMPDIR: nobody else may."""
+    own = tempfile.gettempdir()
+    if os.path.basename(own).startswith(_TMP_PREFIX):
+        shutil.rmtree(own, ignore_errors=True)
+
+
 def _watch_parent(parent: int) -> None:
     """Exit when the parent process is gone, even if the main thread is stuck in C code."""
     while True:
         time.sleep(0.5)
         if os.getppid() != parent:
+            _remove_own_tmpdir()
             os._exit(3)
 
 
@@ -231,7 +244,8 @@ def worker_main() -> None:
     cache: dict[str, Any] = {}
     while True:
         header = _read_exact(proto_in, _HEADER.size)
-        if header is None:
+        if header is None:  # the parent closed the pipe, or died (e.g. a server stopped by a signal)
+            _remove_own_tmpdir()
             return
         message = pickle.loads(_read_exact(proto_in, _HEADER.unpack(header)[0]) or b"")
         for i, task in enumerate(message):
@@ -254,6 +268,29 @@ def worker_main() -> None:
 # --------------------------------------------------------------------------------------------
 # the parent side
 
+_TMP_PREFIX = "rewardlab-worker-"
+
+
+def _remove_orphaned_tmpdirs() -> None:
+    """Remove the worker directories of pools whose process is gone (killed with SIGKILL, say)."""
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(_TMP_PREFIX):
+            continue
+        try:
+            owner = int(name[len(_TMP_PREFIX):].split("-", 1)[0])
+            os.kill(owner, 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        except PermissionError:
+            pass  # alive, someone else's
+
 
 class _Worker:
     """One worker process as the parent sees it."""
@@ -261,14 +298,22 @@ class _Worker:
     def __init__(self, config: PoolConfig) -> None:
         env = dict(os.environ)
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _WORKER_BOOT],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-            start_new_session=True,  # a Ctrl-C in the terminal reaches only the parent
-        )
+        # the worker's own TMPDIR, removed with the worker (0711: a sandbox's unprivileged uid may pass through)
+        self.tmpdir = tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-")
+        os.chmod(self.tmpdir, 0o711)
+        env["TMPDIR"] = self.tmpdir
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_BOOT],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                close_fds=True,
+                start_new_session=True,  # a Ctrl-C in the terminal reaches only the parent
+            )
+        except BaseException:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            raise
         self.born = time.monotonic()
         self.ready = False
         self.buffer = bytearray()
@@ -332,6 +377,7 @@ class _Worker:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)  # e.g. the work dir of a sandbox killed mid-item
 
     def death_reason(self) -> str:
         try:
@@ -353,6 +399,7 @@ class VerifierPool:
     """Worker processes shared by every caller of this process; see the module docstring."""
 
     def __init__(self, config: PoolConfig | None = None) -> None:
+        _remove_orphaned_tmpdirs()
         self.config = config or PoolConfig()
         self.capacity = self.config.workers
         self._lock = threading.Condition()

@@ -1,12 +1,18 @@
-"""Run an untrusted Python program with limits: `run_python(source, stdin, limits)`.
+"""Run an untrusted Python program with limits: `run_python(source, stdin, limits, tests=None)`.
 
 The program runs in a separate process tree started through `verifiers/sandbox_boot.py`:
 CPU-time, address-space, process-count, file-size and open-file limits (setrlimit); a fresh
 working directory; a scrubbed environment; a wall-clock limit enforced from here (SIGKILL); and,
-where the OS allows it (root on Linux): new pid / mount / network namespaces, private size-capped
-/tmp, /var/tmp and /dev/shm, and uid/gid 65534 (`nobody`). Without root it degrades to rlimits,
-a new session and a wall-clock kill of the session (documented in docs/verifiers.md); the
-protections actually applied are returned in `SandboxRun.protections`.
+where the OS allows it (root on Linux): new pid / mount / network namespaces, a private /proc, the
+host's filesystem read-only, private size-capped /tmp, /var/tmp and /dev/shm, and uid/gid 65534
+(`nobody`). Without root it degrades to rlimits, a new session and a wall-clock kill of the
+session (documented in docs/verifiers.md); the protections actually applied are returned in
+`SandboxRun.protections`.
+
+With `tests` (Python test code, e.g. asserts), the program is loaded by a host process and the
+tests run in a separate driver process against it (`verifiers/sandbox_harness.py`);
+`SandboxRun.tests_passed` is True only when the driver reported, with this run's nonce, that the
+whole test code ran without an exception: how the program exits proves nothing.
 
 >>> run = run_python("print(int(input()) * 2)", stdin="21\\n")
 >>> run.ok, run.stdout
@@ -16,8 +22,11 @@ protections actually applied are returned in `SandboxRun.protections`.
 from __future__ import annotations
 
 import dataclasses
+import hmac
 import json
+import math
 import os
+import secrets
 import selectors
 import shutil
 import signal
@@ -29,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BOOT = Path(__file__).with_name("sandbox_boot.py")
+HARNESS = Path(__file__).with_name("sandbox_harness.py")
 NOBODY = 65534
 
 
@@ -51,8 +61,11 @@ class SandboxLimits:
         for name in ("cpu_seconds", "wall_seconds", "memory_mb", "max_processes", "file_size_mb", "open_files",
                      "tmpfs_mb", "max_output_kb"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive number, got {value!r}")
+        for name in ("network", "drop_privileges"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"SandboxLimits.{name} must be true or false, got {getattr(self, name)!r}")
 
 
 @dataclass
@@ -68,6 +81,9 @@ class SandboxRun:
     wall: float
     protections: list[str] = dataclasses.field(default_factory=list)
     setup_error: str | None = None  # the sandbox itself failed (not the program)
+    cpu: float | None = None  # CPU seconds the program used
+    tests: dict | None = None  # the test driver's report (runs with `tests`): passed, or verdict + detail
+    tests_passed: bool = False  # the driver reported a pass carrying this run's nonce
 
     @property
     def ok(self) -> bool:
@@ -93,19 +109,24 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None) -> SandboxRun:
-    """Run `source` as a Python program reading `stdin`; see the module docstring."""
+def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None, tests: str | None = None) -> SandboxRun:
+    """Run `source` as a Python program reading `stdin`, or, with `tests`, run the test code
+    against it in a separate process; see the module docstring."""
     limits = limits or SandboxLimits()
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
     status_r, status_w = os.pipe()
+    nonce = secrets.token_hex(16)
     proc = None
     try:
-        Path(workdir, "solution.py").write_text(source, encoding="utf-8", errors="surrogatepass")
-        Path(workdir, "input.txt").write_text(stdin, encoding="utf-8", errors="surrogatepass")
+        files = {"solution.py": source, "input.txt": stdin}
+        if tests is not None:
+            files["harness.py"] = HARNESS.read_text(encoding="utf-8")
         cfg = {
             "workdir": workdir,
-            "status_fd": status_w,
+            "files": files,
+            "tests": tests,
+            "nonce": nonce,
             "namespaces": root and sys.platform.startswith("linux"),
             "network": limits.network,
             "uid": NOBODY if root and limits.drop_privileges else None,
@@ -121,8 +142,8 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
         }
         start = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(BOOT), json.dumps(cfg)],
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-I", "-S", str(BOOT), str(status_w), str(os.getpid())],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             pass_fds=(status_w,),
@@ -130,7 +151,16 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
         )
         os.close(status_w)
         status_w = -1
-        return _collect(proc, status_r, limits, start)
+        try:  # the configuration goes through a pipe: it never shows in a command line
+            proc.stdin.write(json.dumps(cfg).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # boot died at once: _collect reports it
+        run = _collect(proc, status_r, limits, start)
+        if run.tests is not None:
+            given = run.tests.pop("nonce", None)
+            run.tests_passed = run.tests.get("passed") is True and isinstance(given, str) and hmac.compare_digest(given, nonce)
+        return run
     finally:
         if status_w >= 0:
             os.close(status_w)
@@ -186,6 +216,7 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
         output_limited=output_limited,
         wall=time.monotonic() - start,
     )
+    cpu_limit = max(1, math.ceil(limits.cpu_seconds))  # as set by the boot (whole seconds)
     for event in events:
         if "protections" in event:
             run.protections = event["protections"]
@@ -193,7 +224,13 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
             run.returncode = event["exit"]
         if "signal" in event:
             run.signal = _signal_name(event["signal"])
-            run.timed_out |= event["signal"] == signal.SIGXCPU  # the CPU-time limit
+        if "exit" in event or "signal" in event:
+            run.cpu = event.get("cpu")
+            run.timed_out |= _over_cpu(event, cpu_limit)
+        if "driver" in event:
+            # no report: the driver was killed or crashed, which only the program (or a limit) can cause
+            run.tests = event.get("report") or {"passed": False, "verdict": "incorrect", "detail": _driver_end(event["driver"])}
+            run.timed_out |= _over_cpu(event["driver"], cpu_limit)
         if "setup_error" in event:
             run.setup_error = event["setup_error"]
     if run.returncode is None and run.signal is None and not (timed_out or output_limited) and not run.setup_error:
@@ -201,16 +238,30 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
     return run
 
 
+def _over_cpu(ended: dict, cpu_limit: int) -> bool:
+    """Did a process end on the CPU-time limit? SIGXCPU, or killed (SIGKILL at the hard limit,
+    for a program that ignores SIGXCPU) after using the whole limit."""
+    if ended.get("signal") == signal.SIGXCPU:
+        return True
+    return ended.get("signal") == signal.SIGKILL and (ended.get("cpu") or 0) >= cpu_limit and not ended.get("after_tests")
+
+
+def _driver_end(ended: dict) -> str:
+    how = f"killed by {_signal_name(ended['signal'])}" if "signal" in ended else f"exit code {ended.get('exit')}"
+    return f"the test driver ended without a report ({how})"
+
+
 def _kill_tree(proc: subprocess.Popen, events: list[dict]) -> None:
     """SIGKILL the boot process (init follows by parent-death signal, the pid namespace with it);
     without a pid namespace also kill the program's session."""
     if "pid-namespace" not in next((e["protections"] for e in events if "protections" in e), []):
         for event in events:
-            if "pid" in event:
-                try:
-                    os.killpg(event["pid"], signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            for key in ("pid", "driver_pid"):
+                if isinstance(event.get(key), int) and event[key] > 1:
+                    try:
+                        os.killpg(event[key], signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

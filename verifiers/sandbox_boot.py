@@ -1,20 +1,29 @@
-"""Bootstrap of the code sandbox: run as `python -I -S sandbox_boot.py CONFIG_JSON` by
-`verifiers.sandbox.run_python`. Standard library only; it is the only code that runs with the
-caller's privileges before the untrusted program starts.
+"""Bootstrap of the code sandbox: run as `python -I -S sandbox_boot.py STATUS_FD CALLER_PID` by
+`verifiers.sandbox.run_python`, which writes the configuration (JSON: limits, files, test code,
+nonce) to its stdin, so none of it shows in a command line. Standard library only; it is the only
+code that runs with the caller's privileges before the untrusted program starts.
 
 Process tree (when the OS allows namespaces, i.e. we are root):
 
     boot (this file)  --unshare(pid, mount, net)-->  fork
       └─ init (pid 1 of a new pid namespace, parent-death signal SIGKILL)
-           private /tmp, /var/tmp, /dev/shm (size-capped tmpfs); directories on the way to the
+           mounts, in its own mount namespace: every host mount read-only and nosuid; a fresh
+           /proc for the new pid namespace (hidepid=2: each uid sees only its own processes);
+           size-capped private tmpfs on /tmp, /var/tmp, /dev/shm; directories on the way to the
            interpreter that `nobody` cannot enter are re-exposed read-only with the same paths
-           └─ program (pid 2): new session, rlimits (CPU, address space, processes, file size,
-              open files, no core), uid/gid 65534, cwd = a fresh tmpfs directory, scrubbed env,
-              fd 0 = the test input, then exec of the interpreter on solution.py
+           ├─ program (pid 2): new session, rlimits (CPU, address space, processes, file size,
+           │  open files, no core), no new privileges, uid/gid 65534, cwd = a fresh tmpfs
+           │  directory, scrubbed env, fd 0 = the test input, then exec of the interpreter on
+           │  solution.py -- or, with assert-style tests, on harness.py (the solution host)
+           └─ driver (assert-style tests only): uid/gid 65533, not dumpable, same limits; runs
+              the test code against the host over two pipes (`sandbox_harness.drive`) and hands
+              its report to init on a third pipe that the program never holds
 
-When init exits (program done) the kernel kills everything left in the pid namespace (fork bombs,
-daemons). When the caller kills boot, init gets SIGKILL (parent-death signal), so does the rest.
-A status line (JSON) per event goes to the status fd: protections applied, then the exit status.
+When init exits (program, or driver, done) the kernel kills everything left in the pid namespace
+(fork bombs, daemons). When the caller kills boot, init gets SIGKILL (parent-death signal), so
+does the rest. A status line (JSON) per event goes to the status fd: protections applied, the
+program's exit status and CPU time, the driver's report. Boot, init and the driver are not
+dumpable: a process of the same uid cannot read their memory or open their file descriptors.
 Without namespaces (not root), it degrades to: rlimits + new session; see docs/verifiers.md.
 """
 
@@ -27,8 +36,12 @@ import stat
 import sys
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
-PR_SET_PDEATHSIG = 1
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE = 442, -100, 0x8000  # mount_setattr(2), Linux >= 5.12
+MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
+DRIVER_UID = 65533  # the test driver's identity: not the program's, so the program cannot signal or trace it
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -72,11 +85,38 @@ def _expose(blocked, path, stage):
     else:
         open(target, "w").close()
     _mount(held, target, None, MS_MOVE)
+    _mount(None, blocked, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _read_only_everywhere():
+    """Every mount of this (private) namespace read-only and nosuid: one recursive mount_setattr
+    where the kernel has it, else a remount of each mount point listed in /proc/self/mountinfo."""
+    attr = _MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
+    rc = LIBC.syscall(ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), b"/", ctypes.c_uint(AT_RECURSIVE),
+                      ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)))
+    if rc == 0:
+        return
+    with open("/proc/self/mountinfo") as fh:
+        points = [line.split()[4] for line in fh]
+    for point in points:
+        path = point.encode().decode("unicode_escape")  # mountinfo writes spaces etc. as \040
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID
+        with open("/proc/self/mountinfo") as fh:
+            options = next((line.split()[5] for line in fh if line.split()[4] == point), "")
+        flags |= (MS_NODEV if "nodev" in options.split(",") else 0) | (MS_NOEXEC if "noexec" in options.split(",") else 0)
+        _mount(None, path, None, flags)
 
 
 def _private_mounts(cfg, files):
-    """Private /tmp (holding the sandbox dir) plus /var/tmp and /dev/shm, all size-capped."""
+    """The program's view of the filesystem (see the module docstring); returns its work dir."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _read_only_everywhere()
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
     size = f"size={cfg['tmpfs_mb']}m,mode=1777"
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
     for extra in ("/var/tmp", "/dev/shm"):
@@ -96,42 +136,120 @@ def _private_mounts(cfg, files):
     return workdir
 
 
+def _high(fd):
+    """`fd` moved to a number >= 100 (close-on-exec), out of the way of the fixed numbers 0-4."""
+    import fcntl
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
+    os.close(fd)
+    return moved
+
+
 def _limit(name, soft, hard=None):
     resource.setrlimit(getattr(resource, name), (soft, soft if hard is None else hard))
 
 
-def _program(cfg, workdir, status_fd):
-    """The untrusted program's process: limits, identity, then exec. Never returns."""
+def _confine(cfg, uid):
+    """Limits and identity shared by the program and the driver (in the calling process)."""
+    os.setsid()
+    cpu = max(1, int(-(-cfg["cpu_seconds"] // 1)))
+    _limit("RLIMIT_CPU", cpu, cpu + 1)  # SIGXCPU at soft, SIGKILL at hard
+    if cfg["memory_mb"]:
+        _limit("RLIMIT_AS", cfg["memory_mb"] << 20)
+    _limit("RLIMIT_FSIZE", cfg["file_size_mb"] << 20)
+    _limit("RLIMIT_NOFILE", cfg["open_files"])
+    _limit("RLIMIT_CORE", 0)
+    if uid is not None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
+    LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
+
+
+def _program(cfg, workdir, status_fd, keep=()):
+    """The untrusted program's process: limits, identity, then exec. Never returns.
+    `keep`: (fd, number) pairs to hand to the program (the harness pipes)."""
     try:
-        os.setsid()
-        cpu = max(1, int(-(-cfg["cpu_seconds"] // 1)))
-        _limit("RLIMIT_CPU", cpu, cpu + 1)  # SIGXCPU at soft, SIGKILL at hard
-        if cfg["memory_mb"]:
-            _limit("RLIMIT_AS", cfg["memory_mb"] << 20)
-        _limit("RLIMIT_FSIZE", cfg["file_size_mb"] << 20)
-        _limit("RLIMIT_NOFILE", cfg["open_files"])
-        _limit("RLIMIT_CORE", 0)
         uid = cfg["uid"]
         if uid is not None:
             os.chown(workdir, uid, uid)
             for name in os.listdir(workdir):
                 os.chown(os.path.join(workdir, name), uid, uid)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-        _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
+        _confine(cfg, uid)
         os.chdir(workdir)
         stdin = os.open(os.path.join(workdir, "input.txt"), os.O_RDONLY)
         os.dup2(stdin, 0)
         os.close(stdin)
         os.close(status_fd)
-        argv = [cfg["executable"], "-I", "solution.py"]
-        os.execve(cfg["executable"], argv, cfg["env"])
+        for fd, number in keep:  # the fds were moved above 100 by init: no clash with 3 and 4
+            os.dup2(fd, number)
+            os.set_inheritable(number, True)
+        script = "harness.py" if keep else "solution.py"
+        os.execve(cfg["executable"], [cfg["executable"], "-I", script], cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - reported to the parent through the status fd
         try:
             _status(status_fd, setup_error=f"{type(exc).__name__}: {exc}")
         finally:
             os._exit(125)
+
+
+def _driver(cfg, rfd, wfd, report_fd):
+    """The test driver's process (assert-style tests). Never returns."""
+    code = 0
+    try:
+        LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        _confine(cfg, DRIVER_UID if cfg["uid"] is not None else None)
+        LIBC.prctl(PR_SET_DUMPABLE, 0)  # after the uid change, which resets it
+        os.chdir("/")
+        import site
+
+        site.main()  # the tests may import installed packages (boot runs with -S)
+        from sandbox_harness import drive
+
+        report = drive(cfg["tests"], rfd, wfd, cfg["nonce"])
+        os.write(report_fd, json.dumps(report).encode())
+    except BaseException as exc:  # noqa: BLE001 - no report: init says how the driver ended
+        try:
+            os.write(2, f"sandbox test driver: {type(exc).__name__}: {exc}\n".encode())
+        except OSError:
+            pass
+        code = 1
+    os._exit(code)
+
+
+def _ended(status, usage):
+    """A status event for a process that ended: exit code or signal, and CPU seconds used."""
+    event = {"signal": os.WTERMSIG(status)} if os.WIFSIGNALED(status) else {"exit": os.WEXITSTATUS(status)}
+    event["cpu"] = round(usage.ru_utime + usage.ru_stime, 3)
+    return event
+
+
+def _read_report(fd):
+    """The driver's report from its pipe, checked: a dict of known fields with the right types."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while len(data) < (1 << 20):
+            part = os.read(fd, 65536)
+            if not part:
+                break
+            data += part
+    except BlockingIOError:
+        pass
+    try:
+        report = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(report, dict) or not isinstance(report.get("passed"), bool):
+        return None
+    clean = {"passed": report["passed"]}
+    for key, kind in (("nonce", str), ("verdict", str), ("detail", str), ("requests", int)):
+        if isinstance(report.get(key), kind):
+            clean[key] = report[key]
+    return clean
 
 
 def _init(cfg, files, protections, status_fd):
@@ -141,37 +259,79 @@ def _init(cfg, files, protections, status_fd):
         workdir = cfg["workdir"]
         if "mount" in protections:
             workdir = _private_mounts(cfg, files)
-            protections.append("private-tmp")
+            protections += ["read-only-fs", "private-proc", "private-tmp"]
         elif cfg["uid"] is not None:
             os.chmod(workdir, 0o700)
         if cfg["uid"] is not None:
             protections.append(f"uid-{cfg['uid']}")
-        program = os.fork()
-        if program == 0:
-            _program(cfg, workdir, status_fd)
-        _status(status_fd, protections=protections, pid=program)
-        while True:  # as pid 1 we also reap orphans until the program itself is done
-            pid, status = os.wait()
-            if pid == program:
-                break
-        if os.WIFSIGNALED(status):
-            _status(status_fd, signal=os.WTERMSIG(status))
+        driver = None
+        if cfg["tests"] is not None:
+            from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests
+            from_host, to_driver = (_high(fd) for fd in os.pipe())  # host -> driver answers
+            report_r, report_w = os.pipe()
+            program = os.fork()
+            if program == 0:  # the host reads requests on fd 3 and answers on fd 4
+                for fd in (to_host, from_host, report_r, report_w):
+                    os.close(fd)
+                _program(cfg, workdir, status_fd, keep=((from_driver, 3), (to_driver, 4)))
+            driver = os.fork()
+            if driver == 0:
+                for fd in (from_driver, to_driver, report_r, status_fd):
+                    os.close(fd)
+                _driver(cfg, from_host, to_host, report_w)
+            for fd in (from_driver, to_host, from_host, to_driver, report_w):
+                os.close(fd)
+            protections.append("isolated-test-driver")
         else:
-            _status(status_fd, exit=os.WEXITSTATUS(status))
+            program = os.fork()
+            if program == 0:
+                _program(cfg, workdir, status_fd)
+        _status(status_fd, protections=protections, pid=program, driver_pid=driver)
+        ended = {}
+        while (driver if driver is not None else program) not in ended:  # as pid 1 we also reap orphans
+            pid, status, usage = os.wait4(-1, 0)
+            if pid in (program, driver):
+                ended[pid] = _ended(status, usage)
+        if program not in ended:  # the tests are over: the host has nothing left to do
+            try:
+                os.killpg(program, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                os.kill(program, signal.SIGKILL)
+            _, status, usage = os.wait4(program, 0)
+            ended[program] = {**_ended(status, usage), "after_tests": True}
+        if driver is not None:
+            _status(status_fd, driver=ended[driver], report=_read_report(report_r))
+        _status(status_fd, **ended[program])
     except BaseException as exc:  # noqa: BLE001
         _status(status_fd, setup_error=f"{type(exc).__name__}: {exc}")
     os._exit(0)
 
 
+def _read_config():
+    data = b""
+    while True:
+        part = os.read(0, 1 << 20)
+        if not part:
+            break
+        data += part
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return json.loads(data)
+
+
 def main():
-    cfg = json.loads(sys.argv[1])
-    status_fd = cfg["status_fd"]
+    status_fd, caller = _high(int(sys.argv[1])), int(sys.argv[2])
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    files = {}
-    for name in ("solution.py", "input.txt"):
-        with open(os.path.join(cfg["workdir"], name), "rb") as fh:
-            files[name] = fh.read()
-    protections = ["rlimits", "new-session"]
+    LIBC.prctl(PR_SET_DUMPABLE, 0)  # the config (test code, nonce) stays out of reach of same-uid processes
+    if os.getppid() != caller:  # the caller died before the parent-death signal was armed
+        os._exit(0)
+    cfg = _read_config()
+    if cfg["tests"] is not None:  # imported now, while every path is readable
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import sandbox_harness  # noqa: F401
+    files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
+    protections = ["rlimits", "new-session", "no-new-privileges"]
     if cfg["namespaces"]:
         flags = CLONE_NEWPID | CLONE_NEWNS | (0 if cfg["network"] else CLONE_NEWNET)
         if LIBC.unshare(flags) == 0:
@@ -181,6 +341,10 @@ def main():
     if cfg["uid"] is not None and "mount" not in protections and _blocked_dirs(cfg["executable"]):
         cfg["uid"] = None  # `nobody` could not even start the interpreter
         _status(status_fd, warning="interpreter not reachable by an unprivileged uid: not dropping privileges")
+    if "mount" not in protections:  # the program runs in the caller's work dir: write its files there
+        for name, data in files.items():
+            with open(os.path.join(cfg["workdir"], name), "wb") as fh:
+                fh.write(data)
     child = os.fork()
     if child == 0:
         _init(cfg, files, protections, status_fd)

@@ -6,9 +6,17 @@
     GET  /health -> {"status": "ok", "kinds": [...], "workers": n}
 
 `add_protections(app, ServiceLimits(...))` puts one ASGI middleware in front of any app:
-bearer token (401), request body size (413), concurrent requests (429); `/health` stays open.
-Endpoints check their own item counts with `check_items` (413). Validation errors are FastAPI's
-422 with the field's location. The reward service (`rewards/service.py`) uses the same pieces.
+bearer token (401), request body size (413), a deadline for receiving the body (408; the body is
+read before the request takes one of the concurrency slots, which are for work), concurrent
+requests (429); `/health` stays open. Request models cap their item lists at `max_items`
+(`items_field`), so an oversized batch is a 413 before any item is validated; validation errors
+are a compact 422 naming each field, never echoing the input (NaN or a million items included).
+The reward service (`rewards/service.py`) uses the same pieces.
+
+Policy is the operator's: the sandbox settings of kind `code` (`SandboxLimits`) are fixed when the
+service starts (`serve-verifier --sandbox key=value`); a client that sends one gets a 422. A
+client may shorten the per-item timeout, not extend it past the service's own (`max_timeout`,
+default: the timeout the service uses for that kind).
 
 >>> app = create_app(ServiceLimits(max_items=10))
 >>> sorted(r.path for r in app.routes if r.path in ("/verify", "/health"))
@@ -18,8 +26,10 @@ Endpoints check their own item counts with `check_items` (413). Validation error
 # no `from __future__ import annotations`: FastAPI reads the request models from real annotations
 
 import dataclasses
+import asyncio
 import hmac
 import json
+import math
 import os
 import time
 from collections import Counter
@@ -40,12 +50,18 @@ class ServiceLimits:
         default=None, metadata={"help": f"bearer token required on every path but the open ones (None: ${TOKEN_ENV} if set)"}
     )
     open_paths: tuple = field(default=("/health",), metadata={"help": "paths served without a token or limits"})
-    max_timeout: float = field(default=120.0, metadata={"help": "largest per-item timeout a client may ask for"})
+    max_timeout: Optional[float] = field(
+        default=None, metadata={"help": "largest per-item timeout a client may ask for (None: the service's own for the kind)"}
+    )
+    body_timeout: float = field(default=10.0, metadata={"help": "seconds a client has to send its whole body (408 past it)"})
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_items", "max_concurrent", "max_timeout"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"ServiceLimits.{name} must be positive, got {getattr(self, name)!r}")
+        for name in ("max_body_bytes", "max_items", "max_concurrent", "max_timeout", "body_timeout"):
+            value = getattr(self, name)
+            if value is None and name == "max_timeout":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"ServiceLimits.{name} must be a positive finite number, got {value!r}")
         if self.token is not None and not self.token.strip():
             raise ValueError("ServiceLimits.token must not be empty (use None for no token)")
 
@@ -58,7 +74,9 @@ async def _reply(send: Any, status: int, detail: str, headers: tuple = ()) -> No
 
 
 class ProtectionMiddleware:
-    """Pure ASGI middleware: token, body size and concurrency checks, before the app sees anything."""
+    """Pure ASGI middleware: token, body size and deadline, then concurrency, before the app sees
+    anything. The whole body is read (within `body_timeout`) before a slot is taken, so clients
+    that trickle their bodies cannot hold the slots."""
 
     def __init__(self, app: Any, limits: ServiceLimits, token: Optional[str]) -> None:
         self.app, self.limits, self.token = app, limits, token
@@ -75,41 +93,54 @@ class ProtectionMiddleware:
                 await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
                              ((b"www-authenticate", b"Bearer"),))
                 return
+        body = await self._read_body(headers, receive, send)
+        if body is None:
+            return  # answered already (413 / 408), or the client went away
         if self.in_flight >= self.limits.max_concurrent:
             await _reply(send, 429, f"too many concurrent requests (limit {self.limits.max_concurrent}); retry shortly",
                          ((b"retry-after", b"1"),))
             return
         self.in_flight += 1
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
         try:
-            limit = self.limits.max_body_bytes
-            declared = headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                await _reply(send, 413, f"request body of {declared} bytes is over the limit of {limit} bytes; split the batch")
-                return
-            chunks, size = [], 0
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    return  # client went away
-                chunks.append(message.get("body", b""))
-                size += len(chunks[-1])
-                if size > limit:
-                    await _reply(send, 413, f"request body is over the limit of {limit} bytes; split the batch")
-                    return
-                if not message.get("more_body", False):
-                    break
-            body, replayed = b"".join(chunks), False
-
-            async def replay() -> dict:
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
             await self.app(scope, replay, send)
         finally:
             self.in_flight -= 1
+
+    async def _read_body(self, headers: dict, receive: Any, send: Any) -> Optional[bytes]:
+        """The whole body, or None after answering 413 (too big) or 408 (not sent in time)."""
+        limit, seconds = self.limits.max_body_bytes, self.limits.body_timeout
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await _reply(send, 413, f"request body of {declared} bytes is over the limit of {limit} bytes; split the batch")
+            return None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        chunks, size = [], 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                await _reply(send, 408, f"request body not received within {seconds:g} s; send it at once",
+                             ((b"connection", b"close"),))
+                return None
+            if message["type"] != "http.request":
+                return None  # client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > limit:
+                await _reply(send, 413, f"request body is over the limit of {limit} bytes; split the batch")
+                return None
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
 
 def add_protections(app: Any, limits: Optional[ServiceLimits] = None, **overrides: Any) -> ServiceLimits:
@@ -125,7 +156,20 @@ def add_protections(app: Any, limits: Optional[ServiceLimits] = None, **override
     token = limits.token if limits.token is not None else (os.environ.get(TOKEN_ENV) or None)
     app.add_middleware(ProtectionMiddleware, limits=limits, token=token)
     app.state.limits = limits
+    try:
+        from fastapi.exceptions import RequestValidationError
+    except ImportError:  # a plain Starlette app: no request models to validate
+        return limits
+    app.add_exception_handler(RequestValidationError, _validation_error)
     return limits
+
+
+def items_field(app: Any, description: str) -> Any:
+    """A pydantic `Field` for a request's list of items, capped at `max_items`: the length is
+    checked before any item is validated (a 413, see `_validation_error`)."""
+    from pydantic import Field
+
+    return Field(..., max_length=app.state.limits.max_items, description=description)
 
 
 def check_items(app: Any, n: int) -> None:
@@ -134,7 +178,37 @@ def check_items(app: Any, n: int) -> None:
 
     limit = app.state.limits.max_items
     if n > limit:
-        raise HTTPException(413, f"{n} items in one request; the limit is {limit} (split the batch)")
+        raise HTTPException(413, _too_many(n, limit))
+
+
+def _too_many(n: Any, limit: int) -> str:
+    return f"{n} items in one request; the limit is {limit} (split the batch)"
+
+
+MAX_ERRORS_SHOWN = 10
+
+
+async def _validation_error(request: Any, exc: Any) -> Any:
+    """FastAPI's validation errors as one short, JSON-safe message that names each field (the
+    default answer echoes the input: a 500 for NaN, minutes of work for a million bad items).
+    A list over `max_items` is a 413."""
+    from fastapi.responses import JSONResponse
+
+    errors = exc.errors()
+    for error in errors:
+        if error.get("type") == "too_long" and error.get("loc", ())[:1] == ("body",):
+            ctx = error.get("ctx") or {}
+            return JSONResponse({"detail": _too_many(ctx.get("actual_length", "too many"), ctx.get("max_length"))}, status_code=413)
+    parts = []
+    for error in errors[:MAX_ERRORS_SHOWN]:
+        loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+        where = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc).lstrip(".") or "body"
+        if error.get("type") == "json_invalid":  # its location is a character position, not a field
+            where = f"body (at character {loc[0]})" if loc else "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    if len(errors) > MAX_ERRORS_SHOWN:
+        parts.append(f"... and {len(errors) - MAX_ERRORS_SHOWN} more errors")
+    return JSONResponse({"detail": "; ".join(parts)}, status_code=422)
 
 
 def _clean(value: Any) -> Any:
@@ -148,27 +222,41 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = None, default_timeout: Optional[float] = None) -> Any:
-    """The verifier service app (see the module docstring)."""
+def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = None, default_timeout: Optional[float] = None,
+               sandbox: Optional[dict[str, Any]] = None) -> Any:
+    """The verifier service app (see the module docstring). `sandbox`: the operator's settings
+    for kind `code` (`SandboxLimits` fields), applied to every code item; clients cannot set them."""
     from fastapi import FastAPI, HTTPException
     from pydantic import BaseModel, Field
 
+    from verifiers.api import default_timeout as kind_timeout
     from verifiers.api import verify_items
+    from verifiers.code_kind import SANDBOX_OPTIONS, check_options
     from verifiers.pool import get_pool
     from verifiers.registry import KINDS, kind_names
+
+    sandbox = dict(sandbox or {})
+    if set(sandbox) - SANDBOX_OPTIONS:
+        raise ValueError(f"sandbox policy: unknown setting(s) {sorted(set(sandbox) - SANDBOX_OPTIONS)}; valid: {sorted(SANDBOX_OPTIONS)}")
+    check_options(sandbox)
+    operator_only = {"code": SANDBOX_OPTIONS}  # kind -> options only the operator sets
+
+    app = FastAPI(title="rewardlab verifier service", version="1")
+    protections = add_protections(app, limits)
 
     class Item(BaseModel):
         prediction: str = Field(..., description="the model's output")
         gold: str = Field(..., description="the reference answer (or tests, for kind=code)")
         kind: str = Field("math", description="verifier kind: " + ", ".join(kind_names()))
-        options: dict[str, Any] = Field(default_factory=dict, description="options for the kind")
+        options: dict[str, Any] = Field(default_factory=dict, description="options for the kind (not the code sandbox's)")
 
     class VerifyRequest(BaseModel):
-        items: list[Item] = Field(..., description="the items to verify, results come back in this order")
-        timeout: Optional[float] = Field(None, gt=0, description="hard limit per item in seconds (default: the kind's)")
+        items: list[Item] = items_field(app, "the items to verify, results come back in this order")
+        timeout: Optional[float] = Field(None, gt=0, allow_inf_nan=False,
+                                         description="hard limit per item in seconds; may shorten the service's, not extend it")
 
-    app = FastAPI(title="rewardlab verifier service", version="1")
-    protections = add_protections(app, limits)
+    def timeout_cap(kind: str) -> float:
+        return protections.max_timeout or default_timeout or kind_timeout(kind)
 
     @app.get("/health")
     def health() -> dict[str, Any]:
@@ -180,13 +268,20 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
         for i, item in enumerate(request.items):
             if item.kind not in KINDS:
                 raise HTTPException(422, f"items[{i}].kind: unknown kind {item.kind!r}; valid kinds: {', '.join(kind_names())}")
-        timeout = request.timeout or default_timeout
-        if timeout is not None and timeout > protections.max_timeout:
-            raise HTTPException(422, f"timeout: {timeout} s is over this service's limit of {protections.max_timeout} s")
+            policy = sorted(set(item.options) & operator_only.get(item.kind, set()))
+            if policy:
+                raise HTTPException(422, f"items[{i}].options: {', '.join(map(repr, policy))} belong to the service's sandbox "
+                                         f"policy, set by its operator (serve-verifier --sandbox key=value), not by clients")
+        if request.timeout is not None:
+            for kind in sorted({item.kind for item in request.items}):
+                if request.timeout > timeout_cap(kind):
+                    raise HTTPException(422, f"timeout: {request.timeout:g} s is over this service's limit of {timeout_cap(kind):g} s "
+                                             f"for kind {kind!r} (a client may shorten the timeout, not extend it)")
+        items = [(it.prediction, it.gold, it.kind, {**it.options, **sandbox} if it.kind == "code" else it.options)
+                 for it in request.items]
         start = time.perf_counter()
         try:
-            results = verify_items([(it.prediction, it.gold, it.kind, it.options) for it in request.items],
-                                   timeout=timeout, workers=workers)
+            results = verify_items(items, timeout=request.timeout or default_timeout, workers=workers)
         except (TypeError, ValueError) as exc:  # e.g. an unknown option: the message names it
             raise HTTPException(422, f"options: {exc}") from None
         rows = [_clean(r.to_dict()) for r in results]

@@ -8,9 +8,12 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from rewardlab.config import add_config_args, config_from_args, opt
 
@@ -25,8 +28,13 @@ class ServeVerifierConfig:
     max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
     max_items: int = opt(4096, "most items per request (413 past it)")
     max_concurrent: int = opt(8, "requests handled at once (429 past it)")
-    max_timeout: float = opt(120.0, "largest per-item timeout a request may ask for, seconds")
-    timeout: float | None = opt(None, "default per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)")
+    max_timeout: float | None = opt(None, "largest per-item timeout a request may ask for, seconds (default: the service's "
+                                          "own timeout for the item's kind: clients may shorten it, not extend it)")
+    timeout: float | None = opt(None, "per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)")
+    body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it); slots are for work")
+    sandbox: list[str] = opt([], "sandbox policy for kind=code as key=value (cpu_seconds, wall_seconds, memory_mb, "
+                                 "max_processes, file_size_mb, open_files, tmpfs_mb, max_output_kb, network, "
+                                 "drop_privileges), repeatable; clients cannot change it")
     workers: int | None = opt(None, "verifier worker processes (default: min(cpu count, 4))")
     log_level: str = opt("info", "uvicorn log level", choices=["critical", "error", "warning", "info", "debug"])
 
@@ -36,12 +44,35 @@ class ServeVerifierConfig:
         for name in ("max_body_kb", "max_items", "max_concurrent"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        if self.timeout is not None and not 0 < self.timeout <= self.max_timeout:
-            raise ValueError(f"--timeout must be in (0, --max-timeout={self.max_timeout}], got {self.timeout}")
+        for name in ("timeout", "max_timeout", "body_timeout"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {value}")
+        self.sandbox_policy()  # validated at parse time
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"--workers must be >= 1, got {self.workers}")
         if self.token is not None and not self.token.strip():
             raise ValueError("--token must not be empty")
+
+
+    def sandbox_policy(self) -> dict[str, Any]:
+        """--sandbox key=value pairs as SandboxLimits settings (values read as JSON when they parse)."""
+        from verifiers.code_kind import SANDBOX_OPTIONS, check_options
+
+        policy: dict[str, Any] = {}
+        for item in self.sandbox:
+            key, sep, value = item.partition("=")
+            if not sep or key not in SANDBOX_OPTIONS:
+                raise ValueError(f"--sandbox must be key=value with key one of {', '.join(sorted(SANDBOX_OPTIONS))}; got {item!r}")
+            try:
+                policy[key] = json.loads(value)
+            except json.JSONDecodeError:
+                policy[key] = value
+        try:
+            check_options(policy)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"--sandbox: {exc}") from None
+        return policy
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,11 +95,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"rewardlab serve-verifier: warning: listening on {config.host} without a token "
               f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
-                           max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout)
+                           max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout,
+                           body_timeout=config.body_timeout)
     if config.workers:
         get_pool().grow(config.workers)
     get_pool().warm()
-    app = create_app(limits, workers=config.workers, default_timeout=config.timeout)
+    app = create_app(limits, workers=config.workers, default_timeout=config.timeout, sandbox=config.sandbox_policy())
     print(f"serving verifiers on http://{config.host}:{config.port} (POST /verify, GET /health; "
           f"token {'required' if token else 'off'})", flush=True)
     uvicorn.run(app, host=config.host, port=config.port, log_level=config.log_level)

@@ -142,3 +142,45 @@ def test_length_sorted_chunks_give_the_same_outputs(tiny_backbone, kind, key):
     if key == "step_logits":  # padding positions carry no label: compare real tokens only
         plain, chunked = plain[mask.bool()], chunked[mask.bool()]
     assert torch.allclose(plain, chunked, atol=1e-5)
+
+
+class _RunsCode:
+    """A pickle payload that makes a directory when unpickled: the stand-in for a tampered checkpoint."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        import os
+
+        return (os.mkdir, (self.marker,))
+
+
+def _killed_after_step_2(tmp_path, tiny_backbone, name):
+    """A 4-step run that checkpoints every 2 steps, 'killed' after its step-2 checkpoint: the step-4
+    checkpoint and the final model never got written, but metrics.jsonl already has steps 3 and 4."""
+    import shutil
+
+    out = tmp_path / name
+    train(_cfg(tmp_path, tiny_backbone, name, steps=4, eval_every=4), progress=False)
+    shutil.rmtree(out / "final")
+    shutil.rmtree(out / "checkpoints" / "step-4")
+    return out
+
+
+def test_resume_refuses_a_trainer_state_that_runs_code(tmp_path, tiny_backbone):
+    out = _killed_after_step_2(tmp_path, tiny_backbone, "tampered")
+    marker = tmp_path / "code-ran"
+    torch.save({"optimizer": _RunsCode(str(marker)), "scheduler": {}, "step": 2}, out / "checkpoints" / "step-2" / "trainer_state.pt")
+    with pytest.raises(ValueError, match="trainer_state.pt"):
+        train(_cfg(tmp_path, tiny_backbone, "tampered", steps=4, eval_every=4, resume=True), progress=False)
+    assert not marker.exists()  # loaded with weights_only=True: the payload never ran
+
+
+def test_resume_logs_each_step_once(tmp_path, tiny_backbone):
+    out = _killed_after_step_2(tmp_path, tiny_backbone, "twice")
+    train(_cfg(tmp_path, tiny_backbone, "twice", steps=4, eval_every=4, resume=True), progress=False)
+    events = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in events if e["event"] == "train"] == [1, 2, 3, 4]  # 3 and 4 were logged before the kill
+    assert [e["step"] for e in events if e["event"] == "eval"] == [4]
+    assert [e["event"] for e in events].count("end") == 1

@@ -61,3 +61,65 @@ def test_sigkill_mid_step_then_resume_matches_an_uninterrupted_run(tiny_dir, tmp
     assert not all(torch.equal(a[k], start[k]) for k in a)  # the run did learn something
     assert metrics_without_times(full / "metrics.jsonl") == metrics_without_times(killed / "metrics.jsonl")
     assert [r["step"] for r in metrics_without_times(killed / "metrics.jsonl")] == [1, 2, 3, 4]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tiny_dir, tmp_path_factory):
+    """A 4-step run with checkpoints at steps 2 and 4 (latest -> step-000004), and its final policy."""
+    out = tmp_path_factory.mktemp("finished") / "run"
+    subprocess.run(rl_cmd(tiny_dir, out), check=True, env=env(), cwd=ROOT, capture_output=True, timeout=300)
+    return out
+
+
+def _broken_copy(finished_run, tmp_path, name, damage):
+    import shutil
+
+    out = tmp_path / name
+    shutil.copytree(finished_run, out)
+    shutil.rmtree(out / "policy")
+    damage(out / "checkpoints")
+    return out
+
+
+# (case, damage done to checkpoints/ after a finished 4-step run): `rl --resume` must continue from
+# step-000002, the newest complete checkpoint, and end with the same weights as the finished run
+BROKEN_LATEST = [
+    # `latest` names a folder that is gone (deleted, or a copy that missed it)
+    ("latest names a missing folder", lambda c: __import__("shutil").rmtree(c / "step-000004")),
+    # the newest checkpoint lost an RNG state file: resuming from it would silently diverge
+    ("rng state missing", lambda c: (c / "step-000004" / "random_states_0.pkl").unlink()),
+    # a truncated file (e.g. a disk that filled up while copying)
+    ("optimizer truncated", lambda c: (c / "step-000004" / "optimizer.bin").write_bytes(b"")),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", [c[1] for c in BROKEN_LATEST], ids=[c[0] for c in BROKEN_LATEST])
+def test_resume_falls_back_to_the_newest_complete_checkpoint(tiny_dir, finished_run, tmp_path, damage):
+    out = _broken_copy(finished_run, tmp_path, "broken", damage)
+    before = (out / "metrics.jsonl").read_text().splitlines()
+    proc = subprocess.run(rl_cmd(tiny_dir, out, extra=["--resume"]), env=env(), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "step-000004" in proc.stdout and "resumed from" in proc.stdout and "step-000002" in proc.stdout, proc.stdout
+    assert "starting fresh" not in proc.stdout
+    after = (out / "metrics.jsonl").read_text().splitlines()
+    assert after[:2] == before[:2]  # steps 1 and 2 kept as logged, not rewritten by a fresh start
+    assert [json.loads(x)["step"] for x in after] == [1, 2, 3, 4]
+    a = load_file(str(finished_run / "policy" / "model.safetensors"))
+    b = load_file(str(out / "policy" / "model.safetensors"))
+    assert all(torch.equal(a[k], b[k]) for k in a)  # continued exactly
+
+
+@pytest.mark.slow
+def test_resume_stops_when_no_checkpoint_is_complete(tiny_dir, finished_run, tmp_path):
+    def damage(checkpoints):
+        for name in ("step-000002", "step-000004"):
+            (checkpoints / name / "random_states_0.pkl").unlink()
+
+    out = _broken_copy(finished_run, tmp_path, "hopeless", damage)
+    before = (out / "metrics.jsonl").read_text()
+    proc = subprocess.run(rl_cmd(tiny_dir, out, extra=["--resume"]), env=env(), cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "no complete checkpoint" in proc.stderr and "random_states_0.pkl" in proc.stderr, proc.stderr[-2000:]
+    assert (out / "metrics.jsonl").read_text() == before  # the run was not started over
+    assert not (out / "policy").exists()

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 import uuid
 
@@ -50,6 +56,76 @@ CASES = [
     ("fork bomb", fenced("import os\nwhile True:\n    os.fork()"), ADD_TESTS, Verdict.INCORRECT, ""),
     ("output flood", fenced("while True:\n    print('y' * 10000)"), ADD_TESTS, Verdict.INCORRECT, "output limit"),
 ]
+
+
+def test_a_loop_that_ignores_sigxcpu_is_a_timeout():
+    # killed by SIGKILL at the hard CPU limit (1 s after SIGXCPU): still the time limit, not a crash;
+    # the wall limit is far enough away that only the CPU limit can stop it
+    code = fenced("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass")
+    result = verify(code, ADD_TESTS, kind="code", timeout=20, cpu_seconds=1, wall_seconds=10)
+    assert result.verdict is Verdict.TIMEOUT, result
+    assert "CPU" in result.detail and result.elapsed < 6
+
+# Assert-style tests: wrong solutions that try to pass without passing. None may get CORRECT; each is
+# (case, solution, test code, text in the detail).
+ADD_ASSERTS = "assert add(1, 2) == 3\nassert add(-1, 1) == 0"
+FORGERIES = [
+    ("sys.exit(0) before the tests", "def add(a, b):\n    return a - b\nimport sys\nsys.exit(0)", ADD_ASSERTS, "SystemExit"),
+    ("os._exit(0) before the tests", "def add(a, b):\n    return a - b\nimport os\nos._exit(0)", ADD_ASSERTS, "ended"),
+    ("os._exit(0) inside the call", "import os\ndef add(a, b):\n    os._exit(0)", ADD_ASSERTS, "ended"),
+    ("atexit hook that exits 0", "import atexit, os\natexit.register(os._exit, 0)\ndef add(a, b):\n    return 0", ADD_ASSERTS,
+     "AssertionError at test line 1: assert add(1, 2) == 3"),
+    ("excepthook that exits 0", "import os, sys\nsys.excepthook = lambda *a: os._exit(0)\ndef add(a, b):\n    return 0", ADD_ASSERTS,
+     "AssertionError"),
+    ("always-true __eq__", "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+     "def add(a, b):\n    return Yes()", ADD_ASSERTS, "compared or tested the truth of a Yes object"),
+    ("always-true __eq__, exception swallowed by the test",
+     "class Yes:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Yes()",
+     "try:\n    assert add(1, 2) == 3\nexcept BaseException:\n    pass", "Yes object"),
+    ("a home-made abs decides the check", "def abs(x):\n    return 0\ndef root2():\n    return 1.0",
+     "assert abs(root2() - 1.41421356) < 1e-6", "AssertionError"),
+    ("a fake pass written to every fd", "import os\nfor fd in range(3, 300):\n    try:\n        os.write(fd, b'{\"passed\": true}\\n')\n"
+     "    except OSError:\n        pass\ndef add(a, b):\n    return 0", ADD_ASSERTS, "test 1/1"),
+]
+
+
+@pytest.mark.parametrize("solution,asserts,text", [c[1:] for c in FORGERIES], ids=[c[0] for c in FORGERIES])
+def test_assert_tests_cannot_be_passed_without_passing(solution, asserts, text):
+    result = verify(fenced(solution), asserts, kind="code", timeout=10, **LIMITS)
+    assert result.verdict is Verdict.INCORRECT, result
+    assert text in result.detail, result.detail
+
+
+# Right solutions in the shapes test code takes (HumanEval, MBPP, classes, in-place changes, exceptions):
+# the isolated driver must still pass them. (case, solution, test code)
+HONEST = [
+    ("HumanEval check(candidate)", "def total(xs):\n    return sum(xs)",
+     "def check(candidate):\n    assert candidate([1, 2, 3]) == 6\n    assert candidate([]) == 0\ncheck(total)"),
+    ("sorts a list in place", "def sort_in_place(a):\n    a.sort()", "xs = [3, 1, 2]\nsort_in_place(xs)\nassert xs == [1, 2, 3]"),
+    ("a class", "class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n"
+     "    def pop(self):\n        return self.items.pop()\n    def __len__(self):\n        return len(self.items)",
+     "s = Stack()\ns.push(1)\ns.push(2)\nassert s.pop() == 2\nassert len(s) == 1\nassert s.items == [1]"),
+    ("raises the expected error", "def parse(s):\n    return int(s)",
+     "try:\n    parse('x')\n    raise AssertionError('no error')\nexcept ValueError:\n    pass\nassert parse('7') == 7"),
+    ("generators, tuples, floats, big ints", "import math\nfrom collections import namedtuple\nP = namedtuple('P', 'x y')\n"
+     "def squares(n):\n    yield from (i * i for i in range(n))\ndef pair():\n    return P(1, 'a')\n"
+     "def half(x):\n    return x / 2\ndef fact(n):\n    return math.factorial(n)",
+     "import math\nassert list(squares(3)) == [0, 1, 4]\nassert pair() == (1, 'a')\nassert math.isclose(half(1), 0.5)\n"
+     "assert fact(3000) == math.factorial(3000)\nassert {k: v for k, v in [(1, {2})]} == {1: {2}}"),
+    ("uses a module the solution imported", "import math\ndef hyp(a, b):\n    return math.hypot(a, b)",
+     "assert math.isclose(hyp(3, 4), 5.0)"),
+]
+
+
+@pytest.mark.parametrize("solution,asserts", [c[1:] for c in HONEST], ids=[c[0] for c in HONEST])
+def test_right_solutions_pass_the_isolated_tests(solution, asserts):
+    result = verify(fenced(solution), asserts, kind="code", timeout=10, **LIMITS)
+    assert result.verdict is Verdict.CORRECT, result
+
+
+def test_a_test_handing_its_own_function_to_the_solution_is_an_error_not_a_pass():
+    result = verify(fenced("def apply(f, x):\n    return f(x)"), "assert apply(lambda v: v + 1, 1) == 2", kind="code", timeout=10)
+    assert result.verdict is Verdict.ERROR and "cannot run isolated" in result.detail
 
 
 @pytest.mark.parametrize("prediction,gold,verdict,text", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
@@ -110,6 +186,68 @@ def test_fork_bomb_leaves_no_process_behind():
         assert leftovers == []
 
 
+def test_private_proc_hides_host_processes_and_other_sandboxes(tmp_path):
+    # a host process with a secret in its command line (as `serve-verifier --token ...` has)
+    secret = f"token-{uuid.uuid4().hex}"
+    host = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", secret])
+    # a concurrent sandbox that leaves a marker in its working directory, then waits
+    marker = f"marker-{uuid.uuid4().hex}"
+    other = threading.Thread(target=run_python, args=(f"open('{marker}', 'w').write('x')\nimport time\ntime.sleep(4)",),
+                             kwargs={"limits": SandboxLimits(wall_seconds=6)})
+    other.start()
+    try:
+        time.sleep(1.0)
+        code = ("import os\npids = [p for p in os.listdir('/proc') if p.isdigit()]\nprint('pids', len(pids))\n"
+                "for p in pids:\n    for what in ('cmdline', 'environ'):\n        try:\n"
+                "            print(open(f'/proc/{p}/{what}', 'rb').read().decode(errors='replace'))\n        except OSError:\n"
+                "            pass\n    try:\n        print(os.listdir(f'/proc/{p}/cwd'))\n    except OSError:\n        pass")
+        run = run_python(code, limits=SandboxLimits(wall_seconds=5))
+        assert run.ok, run
+        if os.geteuid() == 0:  # a fresh /proc for the sandbox's own pid namespace
+            assert "private-proc" in run.protections
+            assert secret not in run.stdout and marker not in run.stdout
+            assert run.stdout.startswith("pids 1\n")  # only itself: init and the driver run as other uids
+        else:  # documented fallback: the host's /proc is visible
+            assert "private-proc" not in run.protections
+    finally:
+        host.kill()
+        host.wait()
+        other.join()
+
+
+def test_host_directories_are_read_only_and_nothing_persists_between_items():
+    candidates = ["/run/lock", "/var/lock", "/var/crash", "/var/mail", "/run/user", "/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue"]
+    world_writable = [d for d in candidates if os.path.isdir(d) and os.stat(d).st_mode & stat.S_IWOTH]
+    name = f"rewardlab-persist-{uuid.uuid4().hex}"
+    write = ("import json, sys\nfor d in json.loads(input()):\n    try:\n        open(d + '/" + name + "', 'w').write('x')\n"
+             "        print('wrote', d)\n    except OSError as e:\n        print('denied', d, e.errno)")
+    first = run_python(write, json.dumps(world_writable))
+    assert first.ok, first
+    second = run_python("import json, os\nprint([d for d in json.loads(input()) if os.path.exists(d + '/" + name + "')])",
+                        json.dumps(world_writable))
+    for d in world_writable:
+        assert not os.path.exists(f"{d}/{name}"), f"the sandbox wrote {d} on the host"
+    if os.geteuid() == 0:
+        assert "read-only-fs" in first.protections
+        assert second.stdout.strip() == "[]"  # nothing one item writes is seen by the next
+        for d in world_writable:
+            if d not in ("/tmp", "/var/tmp", "/dev/shm"):  # those are private tmpfs: writable, and thrown away
+                assert f"denied {d} 30" in first.stdout  # EROFS
+
+
+def test_a_killed_item_leaves_no_temporary_directory():
+    root = tempfile.gettempdir()
+
+    def sandbox_dirs() -> set[str]:
+        return set(glob.glob(f"{root}/rewardlab-sandbox-*") + glob.glob(f"{root}/rewardlab-worker-*/rewardlab-sandbox-*"))
+
+    before = sandbox_dirs()
+    # the pool's 1 s limit kills the worker while the program sleeps (its own wall limit is 20 s)
+    result = verify(fenced("import time\ntime.sleep(30)"), ADD_TESTS, kind="code", timeout=1, wall_seconds=20)
+    assert result.verdict is Verdict.TIMEOUT and "worker killed" in result.detail
+    assert sandbox_dirs() - before == set()
+
+
 def _uid_of(pid: str) -> int | None:
     try:
         with open(f"/proc/{pid}/status") as fh:
@@ -161,6 +299,11 @@ def test_fallback_without_root_still_enforces_limits(monkeypatch):
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
     run = sandbox.run_python("print(input()[::-1])", "abc")
     assert run.ok and run.stdout == "cba\n"
-    assert run.protections == ["rlimits", "new-session"]  # recorded, so callers can see what was in force
+    assert run.protections == ["rlimits", "new-session", "no-new-privileges"]  # recorded, so callers can see what was in force
     slow = sandbox.run_python("import time\ntime.sleep(30)", limits=SandboxLimits(wall_seconds=1))
     assert slow.timed_out and slow.wall < 3
+    # the isolated test driver works without namespaces too (same uid, but not dumpable)
+    assert sandbox.run_python("def add(a, b):\n    return a + b", tests=ADD_ASSERTS).tests_passed
+    for _, solution, asserts, _ in FORGERIES:
+        run = sandbox.run_python(solution, tests=asserts, limits=SandboxLimits(**LIMITS))
+        assert not run.tests_passed, (solution, run)

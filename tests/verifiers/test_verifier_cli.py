@@ -60,10 +60,16 @@ BAD_ROWS = [
     ('{"prediction": "1", "gold": \n', "line 1: not valid JSON"),
     ('["1", "1"]\n', "line 1: expected a JSON object"),
     ("\n\n", "no rows"),
+    # nesting past what the JSON parser can recurse into: exit 2 naming the row, not a RecursionError
+    ('{"prediction": "1", "gold": "1"}\n{"prediction": "1", "gold": "1", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+     "line 2: JSON nested too deeply"),
+    # parseable but deeper than any real row: refused before it reaches a verifier or the output writer
+    ('{"prediction": "1", "gold": "1", "options": {"x": ' + "[" * 200 + "]" * 200 + "}}\n",
+     "line 1: field 'options' is nested more than 64 levels deep"),
 ]
 
 
-@pytest.mark.parametrize("content,text", BAD_ROWS)
+@pytest.mark.parametrize("content,text", BAD_ROWS, ids=[text.split(":")[-1].strip()[:40] for _, text in BAD_ROWS])
 def test_bad_rows_name_file_line_and_field(tmp_path, content, text, capsys):
     items = tmp_path / "items.jsonl"
     items.write_text(content)

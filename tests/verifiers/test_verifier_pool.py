@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import pytest
@@ -98,3 +102,29 @@ def test_a_private_pool_with_its_own_memory_cap():
 def test_pool_config_rejects_bad_values(field, value):
     with pytest.raises(ValueError, match=field):
         PoolConfig(**{field: value})
+
+
+def test_worker_directories_go_with_their_pool(tmp_path):
+    # each worker has its own TMPDIR; a pool process killed with SIGKILL (or stopped by a signal, as
+    # uvicorn does) never runs its cleanup: the workers remove their own, and a new pool sweeps the rest
+    script = ("import os, signal\nfrom verifiers.pool import PoolConfig, VerifierPool\n"
+              "pool = VerifierPool(PoolConfig(workers=2, preload=()))\npool.warm()\n"
+              "print(' '.join(w.tmpdir for w in pool._idle), flush=True)\nos.kill(os.getpid(), signal.SIGKILL)")
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": os.getcwd()}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    dirs = proc.stdout.split()
+    assert len(dirs) == 2 and all(d.startswith(str(tmp_path)) for d in dirs), proc
+    deadline = time.monotonic() + 5
+    while any(os.path.exists(d) for d in dirs) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(os.path.exists(d) for d in dirs)
+    # a directory whose pool and workers all died at once is removed by the next pool
+    orphan = tmp_path / "rewardlab-worker-999999999-x"
+    orphan.mkdir()
+    old = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path)
+    try:
+        VerifierPool(PoolConfig(workers=1, preload=())).shutdown()
+    finally:
+        tempfile.tempdir = old
+    assert not orphan.exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 import threading
@@ -20,7 +22,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 @pytest.fixture(scope="module")
 def server():
     with running_server(["serve-verifier", "--token", TOKEN, "--max-items", "4", "--max-body-kb", "64",
-                         "--max-concurrent", "1", "--log-level", "warning"], env={"REWARDLAB_VERIFY_WORKERS": "2"}) as url:
+                         "--max-concurrent", "1", "--body-timeout", "2", "--log-level", "warning"],
+                        env={"REWARDLAB_VERIFY_WORKERS": "2"}) as url:
         yield url
 
 
@@ -64,6 +67,17 @@ REJECTIONS = [
     (AUTH, {"items": [{"prediction": "1", "gold": "1"}], "timeout": 0}, 422, "timeout"),
     (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"tol": 1}}]}, 422, "unknown option(s) 'tol'"),
     (AUTH, {"items": [{"prediction": "1", "gold": "1"}], "timeout": 1000}, 422, "over this service's limit"),
+    # a client may shorten the timeout, not extend it: 10 s on math items (the service's is 5 s) would let a few
+    # power towers hold the workers that unrelated requests wait for
+    (AUTH, {"items": [{"prediction": "$9^{9^{9^{9}}}$", "gold": "1"}], "timeout": 10}, 422,
+     "timeout: 10 s is over this service's limit of 5 s for kind 'math'"),
+    # the sandbox policy is the operator's: a client cannot turn off the uid drop, turn on the network, or raise limits
+    (AUTH, {"items": [{"prediction": "print(1)", "gold": '[{"output": "1"}]', "kind": "code", "options": {"drop_privileges": False}}]},
+     422, "items[0].options: 'drop_privileges' belong to the service's sandbox policy"),
+    (AUTH, {"items": [{"prediction": "print(1)", "gold": '[{"output": "1"}]', "kind": "code", "options": {"network": True}}]},
+     422, "'network' belong to the service's sandbox policy"),
+    (AUTH, {"items": [{"prediction": "print(1)", "gold": '[{"output": "1"}]', "kind": "code",
+                       "options": {"cpu_seconds": 600, "compare": "tokens"}}]}, 422, "'cpu_seconds' belong to the service's sandbox policy"),
 ]
 
 
@@ -72,6 +86,80 @@ def test_rejections(server, headers, body, status, text):
     response = httpx.post(server + "/verify", json=body, headers=headers, timeout=30)
     assert response.status_code == status, response.text
     assert text in response.text
+
+
+def test_code_items_run_under_the_operators_policy(server):
+    # `compare` is a per-item option, not policy: allowed; the sandbox settings stay the service's
+    item = {"prediction": "```python\nprint(' 3 ')\n```", "gold": '[{"input": "", "output": "3"}]', "kind": "code",
+            "options": {"compare": "tokens"}}
+    response = httpx.post(server + "/verify", json={"items": [item]}, headers=AUTH, timeout=60)
+    assert response.status_code == 200, response.text
+    result = response.json()["results"][0]
+    assert result["verdict"] == "correct"
+    if os.geteuid() == 0:
+        assert {"uid-65534", "no-network"} <= set(result["extra"]["protections"])
+
+
+# non-finite numbers are valid JSON for Python's parser: each must be a 4xx naming the field, not a 500
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_timeout_is_a_4xx_naming_the_field(server, value):
+    body = '{"items": [{"prediction": "1", "gold": "1"}], "timeout": ' + value + "}"
+    response = httpx.post(server + "/verify", content=body, headers={**AUTH, "content-type": "application/json"}, timeout=30)
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"].startswith("timeout: ")
+
+
+def _trickle(url: str, seconds: float) -> bytes:
+    """Send headers announcing a 2,000-byte body, then one byte every 0.25 s; return the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=seconds + 5) as sock:
+        sock.sendall(f"POST /verify HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+                     f"authorization: Bearer {TOKEN}\r\ncontent-length: 2000\r\n\r\n{{".encode())
+        end = time.monotonic() + seconds
+        sock.settimeout(0.25)
+        answer = b""
+        while time.monotonic() < end:
+            try:
+                sock.sendall(b" ")
+                answer += sock.recv(4096)
+                if answer:
+                    break
+            except socket.timeout:
+                pass
+            except OSError:
+                break
+        return answer
+
+
+def test_slow_bodies_do_not_hold_the_slots(server):
+    # three clients trickle their bodies (slowloris); the service has one concurrency slot
+    answers: list[bytes] = []
+    threads = [threading.Thread(target=lambda: answers.append(_trickle(server, 8))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)
+    ok = httpx.post(server + "/verify", json={"items": [{"prediction": "1", "gold": "1"}]}, headers=AUTH, timeout=30)
+    assert ok.status_code == 200, ok.text  # the slot is free: slots are for work, not for waiting on a socket
+    for thread in threads:
+        thread.join(timeout=15)
+    assert len(answers) == 3 and all(a.startswith(b"HTTP/1.1 408") for a in answers), answers  # cut off at --body-timeout 2
+
+
+def test_a_million_tiny_items_are_refused_before_any_work():
+    body = '{"items": [' + ",".join(["{}"] * 1_000_000) + "]}"  # 3 MB, within the default body limit
+    with running_server(["serve-verifier", "--log-level", "warning"], env={"REWARDLAB_VERIFY_WORKERS": "1"}) as url:
+        answer: dict = {}
+        thread = threading.Thread(target=lambda: answer.update(r=httpx.post(
+            url + "/verify", content=body, headers={"content-type": "application/json"}, timeout=20)))
+        thread.start()
+        time.sleep(0.2)
+        start = time.monotonic()
+        assert httpx.get(url + "/health", timeout=20).status_code == 200
+        health_wait = time.monotonic() - start
+        thread.join()
+        assert answer["r"].status_code == 413 and "1000000 items in one request; the limit is 4096" in answer["r"].text
+        assert health_wait < 2
+        assert answer["r"].elapsed.total_seconds() < 5
 
 
 def test_too_many_concurrent_requests(server):
@@ -88,7 +176,13 @@ def test_too_many_concurrent_requests(server):
     assert httpx.post(server + "/verify", json={"items": [{"prediction": "1", "gold": "1"}]}, headers=AUTH).status_code == 200
 
 
-def test_bad_command_line_exits_2():
-    proc = subprocess.run([sys.executable, "-m", "rewardlab.cli", "serve-verifier", "--port", "0"],
+@pytest.mark.parametrize("args,text", [
+    (["--port", "0"], "--port must be in 1..65535"),
+    (["--sandbox", "cpu_secs=2"], "--sandbox must be key=value with key one of"),  # a typo in the policy
+    (["--sandbox", "network=maybe"], "SandboxLimits.network must be true or false"),
+    (["--body-timeout", "nan"], "--body-timeout must be a positive number"),
+])
+def test_bad_command_line_exits_2(args, text):
+    proc = subprocess.run([sys.executable, "-m", "rewardlab.cli", "serve-verifier", *args],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "--port must be in 1..65535" in proc.stderr
+    assert proc.returncode == 2 and text in proc.stderr, proc.stderr
