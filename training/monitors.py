@@ -12,8 +12,8 @@ Each returns numbers to log and, optionally, an alarm (a sentence saying what we
 
 >>> m = HackMonitor(gold_drop=0.05, drift=0.5)
 >>> [m.observe({"step": s, "reward/mean": 0.1 * s, "probe/accuracy": g, "length/mean": 4.0})
-...  for s, g in [(1, 0.30), (2, 0.40), (3, 0.38), (4, 0.33)]][-1]
-'gold probe accuracy fell from 40.0% (step 2) to 33.0% while the proxy reward rose from 0.150 to 0.250'
+...  for s, g in [(1, 0.30), (2, 0.40), (3, 0.44), (4, 0.34), (5, 0.30), (6, 0.28)]][-1]
+'gold probe accuracy fell from 39.3% (step 4) to 30.7% while the proxy reward rose from 0.250 to 0.400'
 """
 
 from __future__ import annotations
@@ -154,9 +154,9 @@ class GoldProbe:
 class HackMonitor:
     """Raises an alarm when the learned reward stops tracking gold:
 
-    - the gold signal `gold_key` (the gold probe, or without one the rollouts' gold accuracy,
-      smoothed) is `gold_drop` below its best while the proxy reward (smoothed) is at or above its
-      value at that best;
+    - the gold signal `gold_key` (the mean of the last `probe_window` gold probes, or without a
+      probe the rollouts' gold accuracy over `window` steps) is `gold_drop` below its best while
+      the proxy reward (smoothed) is at or above its value at that best;
     - the mean completion length, or the PRM's mean step count, moved more than `drift`
       (relative) from its start (the mean of the first `window` steps).
     One alarm per cause; `observe` returns the newest alarm's text (or None)."""
@@ -164,13 +164,15 @@ class HackMonitor:
     gold_drop: float = 0.05
     drift: float = 0.5
     gold_key: str = "probe/accuracy"  # or "accuracy" (the rollouts' gold correct rate) without a probe
-    window: int = 5
+    window: int = 5  # steps the proxy, the rollouts' accuracy and the drifts are averaged over
+    probe_window: int = 3  # gold probes averaged (one probe of 256 prompts has a standard error of ~3 points)
     history: list[dict[str, float]] = field(default_factory=list)
     raised: set = field(default_factory=set)
     _best: tuple[float, int, float] | None = field(default=None, init=False)  # (gold, step, proxy then)
 
-    def _smooth(self, key: str) -> float | None:
-        values = [h[key] for h in self.history[-self.window :] if isinstance(h.get(key), (int, float))]
+    def _smooth(self, key: str, window: int | None = None) -> float | None:
+        """The mean of the last `window` logged values of `key` (steps where it was not logged skipped)."""
+        values = [h[key] for h in self.history if isinstance(h.get(key), (int, float))][-(window or self.window) :]
         return sum(values) / len(values) if values else None
 
     def _start(self, key: str) -> float | None:
@@ -183,7 +185,7 @@ class HackMonitor:
         gold_key = self.gold_key if isinstance(record.get(self.gold_key), (int, float)) else None
         proxy = self._smooth("reward/mean")
         if gold_key is not None and proxy is not None:
-            gold = record[gold_key] if gold_key.startswith("probe/") else self._smooth(gold_key)
+            gold = self._smooth(gold_key, self.probe_window if gold_key.startswith("probe/") else self.window)
             if self._best is None or gold > self._best[0]:
                 self._best = (gold, record["step"], proxy)
             best, at, proxy_then = self._best

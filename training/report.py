@@ -21,6 +21,7 @@ from typing import Any
 LEGEND = {
     "accuracy": "sampled rollouts (training prompts)",
     "eval/accuracy": "held-out, greedy",
+    "probe/accuracy": "gold probe (held-out, greedy)",
     "kl": "KL to the reference",
     "approx_kl": "approx-KL to the rollout policy",
 }
@@ -66,6 +67,11 @@ def _plot(records: list[dict], keys: tuple[str, ...], title: str, out: Path) -> 
     return True
 
 
+def _smooth(ys: list[float], window: int = 10) -> list[float]:
+    """Trailing moving average (noisy per-step values read better smoothed)."""
+    return [sum(ys[max(0, i - window + 1) : i + 1]) / len(ys[max(0, i - window + 1) : i + 1]) for i in range(len(ys))]
+
+
 def _series(records: list[dict], key: str) -> tuple[list[float], list[float]]:
     points = [(r["step"], r[key]) for r in records if isinstance(r.get(key), (int, float))]
     return ([p[0] for p in points], [p[1] for p in points]) if points else ([], [])
@@ -88,12 +94,15 @@ def plot_overoptimization(records: list[dict], out: Path) -> bool:
     has_kl = any(v > 0 for v in seq_kl.values())
     fig, axes = plt.subplots(1, 2 if has_kl else 1, figsize=(12 if has_kl else 6.5, 3.8), squeeze=False)
     ax = axes[0][0]
-    ax.plot(proxy_x, proxy_y, color="tab:red", label="proxy: training reward (mean)")
+    ax.plot(proxy_x, proxy_y, color="tab:red", alpha=0.25)
+    ax.plot(proxy_x, _smooth(proxy_y), color="tab:red", label="proxy: training reward (mean, smoothed)")
     ax.set_xlabel("step")
     ax.set_ylabel("proxy reward", color="tab:red")
     twin = ax.twinx()
     for (key, xs, ys), color in zip(gold, ("tab:blue", "tab:green", "tab:cyan")):
-        twin.plot(xs, ys, marker="o" if len(xs) < 30 else None, color=color, label=f"gold: {LEGEND.get(key, key)}")
+        smooth = key == "accuracy"  # the rollouts' accuracy is logged every step: noisy
+        twin.plot(xs, _smooth(ys) if smooth else ys, marker=None if smooth else "o", color=color,
+                  label=f"gold: {LEGEND.get(key, key)}" + (" (smoothed)" if smooth else ""))
     twin.set_ylabel("gold accuracy", color="tab:blue")
     for r in records:
         if r.get("monitor/alarm"):
@@ -104,15 +113,19 @@ def plot_overoptimization(records: list[dict], out: Path) -> bool:
     ax.grid(alpha=0.3)
     if has_kl:
         ax2 = axes[0][1]
-        d = {s: v**0.5 for s, v in seq_kl.items() if v >= 0}
-        px = [(d[s], y) for s, y in zip(proxy_x, proxy_y) if s in d]
-        ax2.plot([p[0] for p in px], [p[1] for p in px], color="tab:red", label="proxy")
+        steps = sorted(seq_kl)
+        d_smooth = dict(zip(steps, _smooth([max(seq_kl[s], 0.0) ** 0.5 for s in steps])))
+        proxy_smooth = dict(zip(proxy_x, _smooth(proxy_y)))
+        px = [(d_smooth[s], proxy_smooth[s]) for s in steps if s in proxy_smooth]
+        ax2.plot([p[0] for p in px], [p[1] for p in px], color="tab:red", label="proxy (smoothed)")
         twin2 = ax2.twinx()
         key, xs, ys = gold[0]
-        gx = [(d[s], y) for s, y in zip(xs, ys) if s in d]
+        gx = [(d_smooth.get(s, 0.0), y) for s, y in zip(xs, ys) if s in d_smooth or s == 0]
         twin2.plot([p[0] for p in gx], [p[1] for p in gx], marker="o", color="tab:blue", label=f"gold: {LEGEND.get(key, key)}")
-        ax2.set_xlabel("d = sqrt(KL to the reference), per completion")
-        ax2.set_title("over-optimisation: reward vs distance from the start")
+        ax2.set_xlabel("d = sqrt(KL to the reference) per completion (smoothed)")
+        ax2.set_ylabel("proxy reward", color="tab:red")
+        twin2.set_ylabel("gold accuracy", color="tab:blue")
+        ax2.set_title("over-optimisation: rewards vs distance from the start")
         lines = ax2.get_legend_handles_labels()[0] + twin2.get_legend_handles_labels()[0]
         ax2.legend(lines, [h.get_label() for h in lines], fontsize=8, loc="lower right")
         ax2.grid(alpha=0.3)

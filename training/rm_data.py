@@ -19,7 +19,7 @@ checker labels data for a learned proxy):
   10% or more ("badly wrong") or unreadable; a graded target for quantile reward models.
 - Step labels (`training/steps.py`): `check` (each `a+b=c` verified), `mc` (Monte-Carlo
   completions from each step's prefix, Math-Shepherd), `auto` (check where every step is an
-  equation, else mc; none when every completion is a single step, as direct answers are), `none`.
+  equation, else mc; none for a task answered directly, or when every completion is one step), `none`.
 
 Sampling goes in shards of `shard_prompts` prompts, each seeded by its index and appended to
 samples.jsonl when done, so `--resume` continues a killed run and gives the same files as an
@@ -315,6 +315,9 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     gold_fn = build_reward(cfg.gold)
     task = parse_task(cfg.data)
     separator = resolve_separator(cfg.step_separator, task)
+    step_mode = cfg.step_labels
+    if step_mode == "auto" and task is not None and not getattr(task, "worked", False):
+        step_mode = "none"  # a task answered directly has no steps
     splits = {"train": load_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed)}
     if task is not None and cfg.eval_data is None and cfg.eval_prompts:
         splits["test"] = load_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
@@ -348,7 +351,7 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
                 for k in range(done, len(shards)):
                     torch.manual_seed(hash_seed(cfg.seed, split, k))
                     rng = random.Random(f"{cfg.seed}-{split}-{k}")
-                    recs = label_shard(shards[k], sampler, gold_fn, cfg, separator, cfg.step_labels,
+                    recs = label_shard(shards[k], sampler, gold_fn, cfg, separator, step_mode,
                                        cfg.near_misses if split == "train" else 0, rng)
                     fh.write("".join(json.dumps({**r, "shard": k}) + "\n" for r in recs))
                     fh.flush()

@@ -405,7 +405,7 @@ def flatten_negligible_groups(rewards_t: torch.Tensor, completion_mask: torch.Te
     if not flat.any():
         return rewards_t
     mean = seq.view(-1, group_size).mean(-1).repeat_interleave(group_size)
-    last = (completion_mask.sum(-1) - 1).clamp(min=0)
+    last = (completion_mask.sum(-1).long() - 1).clamp(min=0)
     out = rewards_t.clone()
     rows = flat.nonzero().flatten()
     out[rows, last[rows]] -= (seq - mean)[rows]

@@ -23,3 +23,15 @@ def tiny_backbone(tmp_path_factory) -> str:
     BertModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_lm(tmp_path_factory) -> str:
+    """A tiny randomly initialised character-level Llama saved like a policy (a causal LM with
+    tied input/output embeddings), to build reward models on a policy's own backbone."""
+    from training.policy import save_policy_atomically, tiny_policy
+
+    path = tmp_path_factory.mktemp("tiny-llama") / "policy"
+    model, tok = tiny_policy(seed=0)
+    save_policy_atomically(model, tok, path)
+    return str(path)

@@ -124,3 +124,29 @@ def test_real_tiny_prm_by_spec(tmp_path):
     assert out.totals[0] - out.totals[1] == pytest.approx(1.0, abs=0.5)  # success 1 vs 0 dominates alpha * (PRM part <= 0)
     with pytest.raises(ValueError, match="is a 'prm' reward model.*use prm:"):
         build_reward(f"rm:{path}")
+
+
+class SeparatorPRM(TablePRM):
+    config = NS(step_separator=" ")  # trained on worked arithmetic: steps separated by a space
+
+
+def test_the_prm_splits_steps_as_it_was_trained_and_specs_can_say_space(monkeypatch):
+    import rewards.learned
+
+    out = PRMReward(SeparatorPRM({"a": 0.9, "b": 0.7}), refine="raw")(["q"], ["a b"])
+    assert out.step_rewards[0] == pytest.approx([0.9, 0.7])  # two steps, split on the PRM's own separator
+    assert PRMReward(SeparatorPRM({}), separator="\n").separator == "\n"  # an explicit separator wins
+    monkeypatch.setattr(rewards.learned, "_load", lambda path, kind, name: SeparatorPRM({}))
+    assert build_reward("prm:some/prm").separator == " "  # the default: the PRM's own
+    for text, sep in (("space", " "), ("newline", "\n"), ("tab", "\t"), (";;", ";;")):
+        assert build_reward(f"prm:some/prm:sep={text}").separator == sep
+    with pytest.raises(ValueError, match="sep= is empty"):
+        build_reward("prm:some/prm:sep= ")  # a bare space is stripped by the spec parser: say `space`
+
+
+def test_most_completions_as_one_step_is_warned_about():
+    from rewards.prm import PRMWarning
+
+    prm = TablePRM({"a b": 0.9, "a b c": 0.5})
+    with pytest.warns(PRMWarning, match="100% of the completions are a single step when split on '\\\\n'"):
+        PRMReward(prm, refine="raw")(["q", "q"], ["a b", "a b c"])  # written with spaces, split on newlines

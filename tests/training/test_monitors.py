@@ -1,0 +1,171 @@
+"""Guards when the reward is learned: KL on by default, negligible spreads are no signal, steps
+without signal do not move the weights, and the monitors (samples, constant reward, OOD share,
+gold probe, hack alarm) report each step; the alarm can stop the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from training.config import LEARNED_KL, RLConfig
+from training.monitors import ConstantReward, HackMonitor, OODShare, SampleLog, StepView, learned_models
+from training.trainer import flatten_negligible_groups, negligible_spread, prepare_run, train
+
+BASE = dict(data="arithmetic:digits=1", steps=3, prompts_per_step=4, group_size=4, max_new_tokens=3, eval_size=8,
+            eval_every=0, checkpoint_every=0, lr=1e-2, report=False, probe_size=4, probe_every=1)
+
+
+def _view(totals, metrics=None, gold=None, step=1, group_size=2):
+    n = len(totals)
+    return StepView(step=step, prompts=[f"p{i // group_size}" for i in range(n)], completions=[f"c{i}" for i in range(n)],
+                    totals=totals, gold=gold, metrics=metrics or {}, group_size=group_size)
+
+
+# ---------------------------------------------------------------- configuration
+@pytest.mark.parametrize("reward,expected", [
+    ("verifier:math", 0.0),  # a rule reward: no reference model by default
+    ("rm:some/rm", LEARNED_KL),  # a learned reward: KL to the reference by default
+    ("verifier:math*1.0+prm:some/prm*0.5", LEARNED_KL),  # any learned term counts
+])
+def test_kl_is_on_by_default_only_for_learned_rewards(reward, expected):
+    assert RLConfig(reward=reward).kl_coef == expected
+    assert RLConfig(reward=reward, kl_coef=0.1).kl_coef == 0.1  # an explicit value is kept
+
+
+def test_turning_kl_off_with_a_learned_reward_is_warned_about(monkeypatch):
+    import rewards.spec
+
+    monkeypatch.setitem(rewards.spec.REWARDS, "rm", (lambda *a, **k: (lambda p, c, **kw: [0.0] * len(c)), "rm:PATH"))
+    run = prepare_run(RLConfig(reward="rm:x", kl_coef=0, data="arithmetic:digits=1", eval_size=4, probe_size=0))
+    assert any("--kl-coef 0 with a learned reward" in w for w in run["warnings"])
+    assert not prepare_run(RLConfig(reward="rm:x", data="arithmetic:digits=1", eval_size=4, probe_size=0))["warnings"]
+
+
+# ---------------------------------------------------------------- zero-variance groups
+@pytest.mark.parametrize("rewards,expected", [
+    ([1.0, 1.0, 0.0, 1.0], [True, False]),  # exactly equal; a real spread
+    ([2.31, 2.31001, -1.0, 1.0], [True, False]),  # a learned reward's float noise (1e-5 of a scale ~1.7)
+    ([1e-9, 0.0, -2e-9, 0.0], [True, True]),  # every group near 0 (clip-delta with every step above eta)
+    ([0.0, 0.01, 0.0, 0.0], [False, True]),  # a small but real spread when everything else is 0
+])
+def test_negligible_spread(rewards, expected):
+    assert negligible_spread(torch.tensor(rewards), 2, 1e-3).tolist() == expected
+
+
+def test_flattened_groups_get_equal_totals_and_zero_grpo_advantage():
+    from training.advantages import grpo, sequence_rewards
+
+    mask = torch.ones(4, 3)
+    rewards = torch.zeros(4, 3)
+    rewards[:, -1] = torch.tensor([2.31, 2.31001, 0.0, 1.0])
+    flat = flatten_negligible_groups(rewards, mask, 2, 1e-3)
+    seq = sequence_rewards(flat, mask)
+    assert seq[0] == seq[1] and seq[2] == 0.0 and seq[3] == 1.0  # the noisy group is flattened, the real one kept
+    adv = grpo(flat, mask, 2)
+    assert torch.all(adv[:2] == 0) and torch.all(adv[2:].abs() > 0.5)
+
+
+def test_a_step_without_signal_does_not_move_the_weights(tiny_dir, tmp_path):
+    out = tmp_path / "run"
+    train(RLConfig(model=str(tiny_dir), output_dir=out, reward="length:target=100,coef=0", **BASE))  # reward 0 for all
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert all(r["skipped_no_signal"] == 1 and r["monitor/constant_reward"] == 1.0 for r in rows)
+    start, end = load_file(str(tiny_dir / "model.safetensors")), load_file(str(out / "policy" / "model.safetensors"))
+    assert all(torch.equal(start[k], end[k]) for k in start)  # AdamW never stepped
+    assert json.loads((out / "summary.json").read_text())["no_signal_steps"] == 3
+
+
+# ---------------------------------------------------------------- monitors
+def test_sample_log_takes_the_first_completion_of_the_first_prompts():
+    out = SampleLog(k=2)(_view([0.5, 0.1, 0.9, 0.2, 0.3, 0.4], gold=[1.0, 0.0, 0.0, 0.0, 1.0, 1.0]))
+    assert [s["completion"] for s in out["samples"]] == ["c0", "c2"]
+    assert out["samples"][1] == {"prompt": "p1", "completion": "c2", "reward": 0.9, "gold": 0.0}
+
+
+def test_constant_reward_warns_first_then_every_n_steps():
+    mon = ConstantReward("prm", every=3)
+    said = [mon(_view([0.0] * 4, step=s))[1] for s in range(1, 7)]
+    assert said[0] and "constant reward over all 4 completions (prm = 0)" in said[0]
+    assert [bool(x) for x in said] == [True, False, True, False, False, True]
+    assert mon(_view([0.0, 1.0, 0.0, 0.0]))[0]["monitor/constant_reward"] == 0.0  # a spread: quiet again
+    numbers, text = mon(_view([1.0, 0.0], metrics={"format/mean": 1.0, "format/std": 0.0}))
+    assert numbers["monitor/constant_reward"] == 1.0 and "component 'format' = 1" in text  # a constant component
+
+
+class FakeRM:
+    """A reward model whose OOD detector flags completions containing 'x'."""
+
+    class ood:  # noqa: N801 - stands in for an OODMonitor instance
+        @staticmethod
+        def check(prompts, completions):
+            from types import SimpleNamespace
+
+            flagged = [("x" in c) for c in completions]
+            share = sum(flagged) / len(flagged)
+            return SimpleNamespace(flagged_fraction=share, batch_is_ood=share > 0.2, target_fpr=0.05)
+
+
+def test_ood_share_finds_the_reward_models_inside_a_composite_and_warns_once():
+    from rewards.combine import Combine
+    from rewards.learned import ScalarRMReward
+
+    reward = Combine([("format", lambda p, c, **k: [1.0] * len(c), 0.1), ("rm", ScalarRMReward(FakeRM()), 1.0)])
+    models = learned_models(reward)
+    assert [name for name, _ in models] == ["rm"]
+    mon = OODShare(models)
+    view = _view([0.0] * 4)
+    view.completions = ["1", "x", "x", "2"]
+    numbers, warn = mon(view)
+    assert numbers == {"ood/rm_frac": 0.5, "ood/rm_alarm": 1.0} and "50% of the completions are outside" in warn
+    assert mon(view)[1] is None  # warned once
+
+
+@pytest.mark.parametrize("records,alarm", [
+    # proxy rises, gold probe (mean of 3) falls 5+ points from its best: over-optimisation
+    ([(0.1, 0.30), (0.2, 0.40), (0.3, 0.44), (0.4, 0.34), (0.5, 0.30), (0.6, 0.28)], "gold probe accuracy fell"),
+    # gold falls but so does the proxy: the reward tracks gold, no alarm
+    ([(0.6, 0.44), (0.5, 0.44), (0.4, 0.44), (0.3, 0.30), (0.2, 0.30), (0.1, 0.28)], None),
+    # probe noise within 5 points: no alarm
+    ([(0.1, 0.30), (0.2, 0.34), (0.3, 0.31), (0.4, 0.33), (0.5, 0.30), (0.6, 0.32)], None),
+])
+def test_hack_monitor_gold_vs_proxy(records, alarm):
+    mon = HackMonitor(gold_drop=0.05)
+    said = [mon.observe({"step": i + 1, "reward/mean": p, "probe/accuracy": g, "length/mean": 4.0}) for i, (p, g) in enumerate(records)]
+    raised = [x for x in said if x]
+    if alarm is None:
+        assert not raised
+    else:
+        assert len(raised) == 1 and alarm in raised[0]
+
+
+def test_hack_monitor_length_and_step_count_drift():
+    mon = HackMonitor(drift=0.5)
+    said = [mon.observe({"step": s, "reward/mean": 0.0, "length/mean": 8.0, "reward/prm/steps_mean": 2.0 + (s > 5) * 13.0})
+            for s in range(1, 11)]
+    assert any(x and "mean PRM step count drifted from 2.00" in x for x in said)
+    mon = HackMonitor(drift=0.5)
+    said = [mon.observe({"step": s, "reward/mean": 0.0, "length/mean": 5.0 if s <= 5 else 1.0}) for s in range(1, 11)]
+    assert any(x and "mean completion length drifted" in x for x in said)
+
+
+def test_monitors_log_every_step_and_the_alarm_stops_the_run(tiny_dir, tmp_path, monkeypatch):
+    import training.trainer
+
+    # a hack monitor that raises an alarm at step 2
+    real = training.trainer.HackMonitor
+    monkeypatch.setattr(training.trainer, "HackMonitor", lambda *a, **k: type("H", (real,), {
+        "observe": lambda self, r: "gold probe accuracy fell (test)" if r["step"] == 2 else None})(*a, **k))
+    out = tmp_path / "run"
+    summary = train(RLConfig(model=str(tiny_dir), output_dir=out, reward="length:target=2,coef=1", stop_on_alarm=True,
+                             **{**BASE, "steps": 5, "report": True}))
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]  # stopped at the alarm
+    assert summary["stopped_by_alarm"] == {"step": 2, "reason": "gold probe accuracy fell (test)"}
+    assert all("probe/accuracy" in r and len(r["samples"]) == 4 for r in rows)
+    assert rows[1]["monitor/alarm"] == 1.0 and rows[1]["monitor/alarm_reason"] == "gold probe accuracy fell (test)"
+    report = (out / "report.md").read_text()
+    assert "## Hack alarms" in report and "## Sample completions" in report
+    assert (out / "overoptimization.png").exists() and (out / "policy").exists()
