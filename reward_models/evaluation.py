@@ -101,6 +101,26 @@ def step_metrics(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int = 64) 
     return out
 
 
+def eta_from_scores(correct_step_scores: Sequence[float], quantile: float = 0.1) -> float:
+    """A Clip threshold (rewards.prm) inside the PRM's score range: the `quantile` of its scores on steps known
+    to be correct (so ~90% of correct steps cost nothing, doubtful ones cost their shortfall).
+
+    >>> eta_from_scores([0.2, 0.9, 0.95, 0.97, 0.99], 0.25)
+    0.9
+    """
+    ordered = sorted(float(x) for x in correct_step_scores)
+    if not ordered:
+        raise ValueError("eta_from_scores needs the PRM's scores on at least one correct step")
+    return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))]
+
+
+def clip_eta(rm: Any, rows: Sequence[dict[str, Any]], quantile: float = 0.1, batch_size: int = 64) -> float | None:
+    """`eta_from_scores` of a PRM on the steps labelled correct in stepwise `rows` (None if none)."""
+    scores = rm.score([r["prompt"] for r in rows], [list(r["completions"]) for r in rows], batch_size=batch_size)
+    good = [p for s, r in zip(scores, rows) for p, lab in zip(s.step_probs, r["labels"]) if lab and not math.isnan(p)]
+    return eta_from_scores(good, quantile) if good else None
+
+
 def sample_metrics(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int = 64) -> dict[str, float]:
     """How well the RM judges a policy's own samples (rows {prompt, samples, correct}, as
     `rewardlab rm-data` writes them): pairwise accuracy over (correct, wrong) samples of a prompt,

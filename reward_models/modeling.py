@@ -61,7 +61,7 @@ class RewardModelConfig(PretrainedConfig):
         step_separator: str = "\n",
         lm_head: str = "none",
         append_eos: bool = False,
-        calibration: dict[str, float] | None = None,
+        clip_eta: float | None = None,
         **kwargs: Any,
     ) -> None:
         if kind not in KINDS:
@@ -86,8 +86,8 @@ class RewardModelConfig(PretrainedConfig):
         self.step_separator = step_separator
         self.lm_head = lm_head  # none | tied (logits from the input embeddings) | own (a saved matrix)
         self.append_eos = bool(append_eos)  # an EOS token ends every input (decoders; the score is read there)
-        # P(preferred) ~ sigmoid(scale * (score - center)), fitted on held-out data after training
-        self.calibration = dict(calibration) if calibration else None
+        # prm: the 10th percentile of its scores on held-out correct steps (the PRM reward's Clip threshold)
+        self.clip_eta = float(clip_eta) if clip_eta is not None else None
         super().__init__(**kwargs)
         if self.backbone_config:
             self.hidden_size = int(self.backbone_config.get("hidden_size") or self.backbone_config.get("d_model"))

@@ -30,7 +30,7 @@ from rewardlab.config import opt, save_config
 from reward_models import data as synthetic
 from reward_models.backbones import POOLING_CHOICES, default_backbone_path, is_causal_lm, load_tokenizer
 from reward_models.encoding import PairEncoder, collate
-from reward_models.evaluation import EVALUATORS, is_sample_rows
+from reward_models.evaluation import EVALUATORS, clip_eta, is_sample_rows
 from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rows, score_columns_of
 from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel
@@ -53,6 +53,7 @@ class TrainRMConfig:
     max_seq_length: int = opt(128, "tokens per sequence; longer inputs keep the END of the response (left-truncated)")
     pooling: str = opt("auto", "pooling of the backbone output: auto = mean for encoders, last token for decoders", choices=POOLING_CHOICES)
     center_coef: float = opt(0.0, "reward-centring coefficient c in c*mean((r_c + r_r)^2) (bt and quantile-from-preferences)")
+    rank_coef: float = opt(1.0, "weight of a Bradley-Terry ranking term between responses of one prompt: quantile on scored data ranks the mean of the quantiles by the first score; prm ranks the k-th steps of two solutions, one labelled right and one wrong (a pointwise loss alone learns slowly from a few responses per prompt); 0: off")
     lm_coef: float | None = opt(None, "weight of a next-token loss on the preferred responses (chosen; all-correct step lists; top-scored rows) that keeps the backbone's LM skills (GRM). Default: 1.0 on a causal-LM backbone, 0 on encoders")
     score_columns: tuple[str, ...] = opt((), "scored data: the numeric columns to model (one QRM attribute each); default: every numeric column")
     n_quantiles: int = opt(19, "quantile levels, evenly spaced in (0, 1) (19 -> 0.05..0.95)")
@@ -81,7 +82,7 @@ class TrainRMConfig:
             "n_quantiles": self.n_quantiles >= 2, "eval_every": self.eval_every >= 1, "save_every": self.save_every >= 1,
             "log_every": self.log_every >= 1, "n_train": self.n_train >= 1, "n_eval": self.n_eval >= 1,
             "eval_batch_size": self.eval_batch_size >= 1, "keep_checkpoints": self.keep_checkpoints >= 1, "length_chunks": self.length_chunks >= 1,
-            "eval_fraction": 0 < self.eval_fraction < 1, "gate_temperature": self.gate_temperature > 0,
+            "eval_fraction": 0 < self.eval_fraction < 1, "gate_temperature": self.gate_temperature > 0, "rank_coef": self.rank_coef >= 0,
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
@@ -153,8 +154,9 @@ def encode_rows(enc: PairEncoder, rows: list[dict], fmt: str, cols: list[str], s
     if fmt == "scored":
         best = max(float(r[cols[0]]) for r in rows)
         return [{**enc.encode_pair(r["prompt"], r["response"]), "targets": [float(r[c]) for c in cols],
-                 "preferred": float(r[cols[0]]) >= best} for r in rows]
+                 "preferred": float(r[cols[0]]) >= best, "prompt_key": str(r["prompt"])} for r in rows]
     return [{**enc.encode_steps(r["prompt"], r["completions"], separator), "labels": [bool(x) for x in r["labels"]],
+             "prompt_key": str(r["prompt"]),
              "preferred": all(r["labels"])} for r in rows]
 
 
@@ -168,6 +170,32 @@ def lm_labels(items: list[dict], width: int) -> torch.Tensor:
             start = max(it["response_start"], 1)
             labels[i, start - 1 : len(ids) - 1] = torch.tensor(ids[start:], dtype=torch.long)
     return labels
+
+
+def same_prompt_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(better [M], worse [M]) indices of the batch's scored rows that share a prompt and differ in
+    their first score: what the ranking term of quantile training compares."""
+    by_prompt: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_prompt.setdefault(it["prompt_key"], []).append(i)
+    pairs = [(a, b) for idx in by_prompt.values() for a in idx for b in idx if items[a]["targets"][0] > items[b]["targets"][0]]
+    return torch.tensor([a for a, _ in pairs], dtype=torch.long), torch.tensor([b for _, b in pairs], dtype=torch.long)
+
+
+def same_prompt_step_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(good [M, 2], bad [M, 2]) (row, token position) of the k-th steps of two solutions of one
+    prompt where one is labelled correct and the other not: what the PRM's ranking term compares."""
+    by_prompt: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_prompt.setdefault(it["prompt_key"], []).append(i)
+    good, bad = [], []
+    for idx in by_prompt.values():
+        for a in idx:
+            for b in idx:
+                for k, (pa, pb) in enumerate(zip(items[a]["step_positions"], items[b]["step_positions"])):
+                    if pa >= 0 and pb >= 0 and items[a]["labels"][k] and not items[b]["labels"][k]:
+                        good.append((a, pa)), bad.append((b, pb))
+    return torch.tensor(good, dtype=torch.long).view(-1, 2), torch.tensor(bad, dtype=torch.long).view(-1, 2)
 
 
 def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
@@ -194,8 +222,10 @@ def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
     out: dict[str, Any] = {"inputs": batch, "lm_labels": lm_labels(items, batch["input_ids"].shape[1])}
     if fmt == "scored":
         out["targets"] = torch.tensor([it["targets"] for it in items])
+        out["better"], out["worse"] = same_prompt_pairs(items)
     if step_labels is not None:
         out["step_labels"] = step_labels
+        out["good_steps"], out["bad_steps"] = same_prompt_step_pairs(items)
     return out
 
 
@@ -264,12 +294,23 @@ def _scored_quantile(model, batch, cfg):
     q = out["attribute_quantiles"]  # [B, A, K]
     taus = torch.tensor(cfg.taus, device=q.device)
     loss, stats = pinball_loss(q, batch["targets"].to(q), taus)
+    if cfg.rank_coef and len(batch["better"]):  # responses of one prompt ranked by their first score (BT on the mean)
+        mixed = out["quantiles"]  # [B, K]
+        rank, rank_stats = quantile_bt_loss(mixed[batch["better"]], mixed[batch["worse"]], None, 0.0)
+        loss = loss + cfg.rank_coef * rank
+        stats = {**stats, "rank_nll": rank.item(), "rank_accuracy": rank_stats.get("accuracy", float("nan"))}
     return _with_lm(model, out, batch, cfg, loss, stats)
 
 
 def _stepwise_prm(model, batch, cfg):
     out = _forward(model, batch, cfg)
-    loss, stats = step_bce_loss(out["step_logits"], batch["step_labels"])
+    logits = out["step_logits"]  # [N, T]
+    loss, stats = step_bce_loss(logits, batch["step_labels"])
+    good, bad = batch["good_steps"], batch["bad_steps"]
+    if cfg.rank_coef and len(good):  # the k-th steps of two solutions of one prompt, one right and one wrong
+        rank, rank_stats = bt_loss(logits[good[:, 0], good[:, 1]], logits[bad[:, 0], bad[:, 1]], None, 0.0)
+        loss = loss + cfg.rank_coef * rank
+        stats = {**stats, "rank_nll": rank.item(), "rank_accuracy": rank_stats["accuracy"]}
     return _with_lm(model, out, batch, cfg, loss, stats)
 
 
@@ -438,7 +479,7 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
                          "saved without one); use --lm-coef 0 or a causal-LM checkpoint")
     enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos)
     items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
-    sampler = BatchSampler(len(items), cfg.batch_size, cfg.seed, prompt_groups(train_rows) if fmt == "preference" else None)
+    sampler = BatchSampler(len(items), cfg.batch_size, cfg.seed, prompt_groups(train_rows))
     if cfg.disable_dropout:
         for module in model.modules():
             if isinstance(module, torch.nn.Dropout):
@@ -524,10 +565,12 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     if accelerator.is_main_process:
         if not eval_result:  # resumed at the end: evaluate once so the summary has numbers
             eval_result = evaluate(cfg.steps)
-        save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
         model.eval()
-        fit_ood_detector(LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size),
-                         train_rows, final, cfg.seed)
+        loaded = LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size)
+        if cfg.kind == "prm" and not is_sample_rows(eval_rows):  # the Clip threshold the PRM reward uses by default
+            loaded.model.config.clip_eta = clip_eta(loaded, eval_rows, batch_size=cfg.eval_batch_size)
+        save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
+        fit_ood_detector(loaded, train_rows, final, cfg.seed)
         _log(metrics_path, {"event": "end", "step": cfg.steps, "seconds": time.perf_counter() - t0})
     accelerator.wait_for_everyone()
     return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),

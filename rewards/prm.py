@@ -13,7 +13,9 @@ clip-delta totals (tests/rewards/test_prm.py checks it); the raw total grows wit
 eta: the Clip threshold is not published. The default is 0.5 - a step the PRM thinks more likely
 right than wrong costs nothing, a doubtful one costs its shortfall. It must sit inside the PRM's
 score range on real policy steps, or Clip gives a constant 0 and no signal: choose it from the
-PRM's scores on correct steps (e.g. their 10th percentile; `eta_from_scores`).
+PRM's scores on correct steps: `rewardlab train-rm --kind prm` stores the 10th percentile of its
+scores on the held-out correct steps as `clip_eta` in the model's config, and that is the default
+here (`reward_models.evaluation.eta_from_scores`); 0.5 for a PRM without one.
 
 Steps are split by the separator the PRM was trained with (its config's `step_separator`, the
 task's: a space for worked arithmetic) unless the spec says otherwise (`sep=space`, `sep=newline`,
@@ -37,19 +39,6 @@ SINGLE_STEP_WARN = 0.5  # warn when more than this share of a batch's completion
 
 class PRMWarning(UserWarning):
     """The PRM reward sees something that makes its signal doubtful (e.g. one step per completion)."""
-
-
-def eta_from_scores(correct_step_scores: Sequence[float], quantile: float = 0.1) -> float:
-    """A Clip threshold inside the PRM's score range: the `quantile` of its scores on steps known
-    to be correct (so ~90% of correct steps cost nothing, doubtful ones cost their shortfall).
-
-    >>> eta_from_scores([0.2, 0.9, 0.95, 0.97, 0.99], 0.25)
-    0.9
-    """
-    ordered = sorted(float(x) for x in correct_step_scores)
-    if not ordered:
-        raise ValueError("eta_from_scores needs the PRM's scores on at least one correct step")
-    return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))]
 
 
 def refine_raw(r: Scores, eta: float) -> Scores:
@@ -157,7 +146,7 @@ class PRMReward(NamedReward):
     model: Any  # PRM with .score(prompts, steps) -> list[StepScores] (step_probs: prefix scores)
     refine: str = "clip-delta"  # raw | clip | delta | clip-delta (dense form)
     aggregate: str | None = None  # min | last | product | mean: outcome form instead of dense
-    eta: float = 0.5  # Clip threshold
+    eta: float | None = None  # Clip threshold; None: the PRM's own `clip_eta` (set by train-rm), else 0.5
     alpha: float = 1.0  # weight of the PRM part (alpha * dense + success)
     success: Any = None  # reward added at the last step (e.g. VerifierReward); None: PRM only
     separator: str | None = None  # steps are split from the completion by this; None: the PRM's own (config.step_separator)
@@ -170,8 +159,10 @@ class PRMReward(NamedReward):
             raise ValueError(f"PRMReward.refine must be one of {', '.join(REFINEMENTS)}, got {self.refine!r}")
         if self.aggregate is not None and self.aggregate not in AGGREGATIONS:
             raise ValueError(f"PRMReward.aggregate must be one of {', '.join(AGGREGATIONS)} or None, got {self.aggregate!r}")
+        config = getattr(self.model, "config", None)
+        if self.eta is None:
+            object.__setattr__(self, "eta", float(getattr(config, "clip_eta", None) or 0.5))
         if self.separator is None:
-            config = getattr(self.model, "config", None)
             object.__setattr__(self, "separator", getattr(config, "step_separator", None) or "\n")
         if not self.separator:
             raise ValueError("PRMReward.separator is empty; use e.g. ' ' (sep=space in a spec) or '\\n'")
@@ -221,7 +212,7 @@ class PRMReward(NamedReward):
         return RewardOutput(totals=totals, step_rewards=steps_out, step_ends=ends_out, metrics=dict(metrics))
 
 
-def prm_from_spec(path: str | None = None, *flags: str, eta: float = 0.5, alpha: float = 1.0, success: str | None = None,
+def prm_from_spec(path: str | None = None, *flags: str, eta: float | None = None, alpha: float = 1.0, success: str | None = None,
                   sep: str | None = None, column: str = "answer", batch_size: int = 32) -> PRMReward:
     if not path:
         raise ValueError("the spec prm:PATH needs the path (or hub name) of a process reward model")

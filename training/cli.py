@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     before, after = summary.get("accuracy_before"), summary.get("accuracy_after")
     print(f"rl: done in {time.time() - start:.0f} s ({summary['steps']} steps); outputs in {config.output_dir}")
+    if summary.get("badly_wrong_before") is not None and summary.get("badly_wrong_after") is not None:
+        print(f"rl: badly wrong answers (off by more than 10%, or none) {summary['badly_wrong_before']:.1%} -> {summary['badly_wrong_after']:.1%}")
+    if summary.get("stopped_by_alarm"):
+        print(f"rl: stopped at step {summary['stopped_by_alarm']['step']} by the hack alarm: {summary['stopped_by_alarm']['reason']}")
     if before is not None and after is not None:
         print(f"rl: held-out greedy accuracy {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
     if config.report:

@@ -115,7 +115,7 @@ def learned_models(reward: Any) -> list[tuple[str, Any]]:
 class OODShare:
     """Per step, for each learned reward model with a detector: the share of completions flagged
     out of its training distribution (`ood/<name>_frac`) and whether the batch as a whole is
-    (`ood/<name>_alarm`; warned about once)."""
+    (`ood/<name>_alarm`). Warned about once, when at least twice the expected share is flagged."""
 
     models: list[tuple[str, Any]]
     _warned: set = field(default_factory=set, init=False)
@@ -126,7 +126,7 @@ class OODShare:
             report = rm.ood.check(view.prompts, view.completions)
             out[f"ood/{name}_frac"] = report.flagged_fraction
             out[f"ood/{name}_alarm"] = float(report.batch_is_ood)
-            if report.batch_is_ood and name not in self._warned:
+            if report.batch_is_ood and report.flagged_fraction >= 2 * report.target_fpr and name not in self._warned:
                 self._warned.add(name)
                 warn = (f"step {view.step}: {report.flagged_fraction:.0%} of the completions are outside reward model "
                         f"{name!r}'s training distribution (expected {report.target_fpr:.0%}): its scores there are not to be trusted")

@@ -7,8 +7,8 @@ checker labels data for a learned proxy):
 
     OUT/train/samples.jsonl     one line per prompt: its columns, `samples`, `gold` (reward), `correct`
     OUT/train/preference.jsonl  {prompt, chosen, rejected}: a correct and a wrong completion of one prompt
-    OUT/train/scored.jsonl      {prompt, response, correct, closeness}
-    OUT/train/stepwise.jsonl    {prompt, completions (steps), labels, soft_labels}
+    OUT/train/scored.jsonl      {prompt, response, graded, correct, closeness, near_miss}
+    OUT/train/stepwise.jsonl    {prompt, completions (steps), labels, soft_labels, near_miss}
     OUT/test/...                the same for held-out prompts (the task's test split or --eval-data)
     OUT/summary.json            label balance, settings, the step separator
 
@@ -16,7 +16,11 @@ checker labels data for a learned proxy):
   (+-1, +-10, +-100, two digits swapped), kept only where the gold reward says it is wrong: the
   negatives a reward model must tell apart from the right answer (training prompts only).
 - `closeness` = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 when right, 0 when off by
-  10% or more ("badly wrong") or unreadable; a graded target for quantile reward models.
+  10% or more ("badly wrong") or unreadable.
+- `graded` = 1 if correct, -1 if badly wrong (closeness 0), else 0: the gold reward with a
+  penalty for badly wrong answers; a target with a tail for quantile reward models, whose lower
+  quantiles (CVaR) then measure the risk of a badly wrong answer. (Training a reward model on
+  `closeness` itself teaches the policy to be nearly right: measured, exact accuracy fell.)
 - Step labels (`training/steps.py`): `check` (each `a+b=c` verified), `mc` (Monte-Carlo
   completions from each step's prefix, Math-Shepherd), `auto` (check where every step is an
   equation, else mc; none for a task answered directly, or when every completion is one step), `none`.
@@ -270,34 +274,40 @@ def derive_rows(records: list[dict], separator: str, max_pairs: int, rng: random
         if max_pairs and len(pairs) > max_pairs:
             pairs = rng.sample(pairs, max_pairs)
         out["preference"] += [{"prompt": rec["prompt"], "chosen": g, "rejected": b} for g, b in pairs]
+        near = rec.get("near_miss", [False] * len(rec["samples"]))
         for text, j in seen.items():
-            if rec["gold"][j] is None or rec.get("near_miss", [False] * len(rec["samples"]))[j]:
+            if rec["gold"][j] is None:
                 continue
-            out["scored"].append({"prompt": rec["prompt"], "response": text, "correct": float(rec["correct"][j]),
-                                  "closeness": closeness(text, rec.get("answer", ""))})
+            close = closeness(text, rec.get("answer", ""))
+            out["scored"].append({"prompt": rec["prompt"], "response": text,
+                                  "graded": 1.0 if rec["correct"][j] else -1.0 if close == 0.0 else 0.0,
+                                  "correct": float(rec["correct"][j]), "closeness": close, "near_miss": near[j]})
             if "step_labels" in rec and rec["steps"][j]:
                 out["stepwise"].append({"prompt": rec["prompt"], "completions": rec["steps"][j], "labels": rec["step_labels"][j],
-                                        "soft_labels": rec["step_soft_labels"][j]})
+                                        "soft_labels": rec["step_soft_labels"][j], "near_miss": near[j]})
     return out
 
 
 def balance(records: list[dict], rows: dict[str, list[dict]]) -> dict[str, Any]:
-    """Label balance of one split."""
+    """Label balance of one split (rates over the policy's own samples, near-misses left out)."""
+    policy_rows = [x for x in rows["scored"] if not x["near_miss"]]
     n = sum(len(r["samples"]) - sum(r.get("near_miss", [])) for r in records)
     correct = sum(c for r in records for c, nm in zip(r["correct"], r.get("near_miss", [False] * len(r["samples"]))) if not nm)
     none = sum(g is None for r in records for g in r["gold"])
     out = {
         "prompts": len(records), "samples": n, "correct_rate": correct / max(n, 1), "gold_none": none,
         "prompts_all_wrong": sum(not any(r["correct"]) for r in records),
-        "prompts_all_correct": sum(all(r["correct"]) for r in records),
+        "prompts_all_correct": sum(all(c for c, nm in zip(r["correct"], r.get("near_miss", [False] * len(r["samples"]))) if not nm)
+                                   for r in records),
         "near_misses": sum(sum(r.get("near_miss", [])) for r in records),
         "preference_pairs": len(rows["preference"]), "scored_rows": len(rows["scored"]),
-        "badly_wrong_rate": sum(x["closeness"] == 0 for x in rows["scored"]) / max(len(rows["scored"]), 1),
+        "badly_wrong_rate": sum(x["closeness"] == 0 for x in policy_rows) / max(len(policy_rows), 1),
     }
-    steps = [lab for x in rows["stepwise"] for lab in x["labels"]]
+    steps = [lab for x in rows["stepwise"] if not x["near_miss"] for lab in x["labels"]]
     if steps:
+        n_policy = sum(not x["near_miss"] for x in rows["stepwise"])
         out.update(stepwise_rows=len(rows["stepwise"]), steps=len(steps), step_correct_rate=sum(steps) / len(steps),
-                   steps_per_solution=len(steps) / len(rows["stepwise"]))
+                   steps_per_solution=len(steps) / max(n_policy, 1))
     return out
 
 

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, FileExistsError, DataError) as err:
         print(f"rewardlab rm-data: error: {err}", file=sys.stderr)
         return 2
-    print(f"rm-data: {summary['seconds']:.0f} s; files in {cfg.output_dir}/train and {cfg.output_dir}/test; "
-          f"step separator {summary['step_separator']!r}")
+    steps = f"; steps split on {summary['step_separator']!r}" if "steps" in summary["train"] else ""
+    print(f"rm-data: {summary['seconds']:.0f} s; files in {cfg.output_dir}/train and {cfg.output_dir}/test{steps}")
     print(_table(summary))
     return 0

@@ -265,18 +265,30 @@ def _setup(config: RLConfig, prepared: dict[str, Any]) -> Run:
                curriculum=curriculum, counters={"bad_steps_total": 0, "bad_steps_in_a_row": 0, "prompts_seen": 0, "no_signal_steps": 0})
 
 
-def greedy_accuracy(run: Run, rows: list[dict]) -> float | None:
-    """Held-out greedy accuracy of the current policy on `rows` (the accuracy reward >= 1)."""
+def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
+    """Greedy completions of the current policy on `rows`: `accuracy` (the accuracy reward >= 1)
+    and, where the gold answers are numbers, `badly_wrong` (the share of answers off by more than
+    10% or with no number; `training.rm_data.closeness` == 0). Empty without gold answers."""
     if run.accuracy_fn is None or not rows:
-        return None
+        return {}
+    from training.rm_data import closeness
     from training.rollout import generate
+    from verifiers.simple_kinds import read_number
 
     c = run.config
     prompts = [prompt_text(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
-    outs = generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, max_new_tokens=c.max_new_tokens,
-                    temperature=0, stop=c.stop or None)
-    s = score(run.accuracy_fn, prompts, [o[0] for o in outs], _columns(rows, 1))
-    return sum(t is not None and t >= 1.0 for t in s.totals) / len(rows)
+    outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
+                                   max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]
+    s = score(run.accuracy_fn, prompts, outs, _columns(rows, 1))
+    out = {"accuracy": sum(t is not None and t >= 1.0 for t in s.totals) / len(rows)}
+    if all(read_number(str(r.get("answer", ""))) is not None for r in rows):
+        out["badly_wrong"] = sum(closeness(o, r["answer"]) == 0.0 for o, r in zip(outs, rows)) / len(rows)
+    return out
+
+
+def greedy_accuracy(run: Run, rows: list[dict]) -> float | None:
+    """Held-out greedy accuracy of the current policy on `rows` (None without gold answers)."""
+    return heldout_eval(run, rows).get("accuracy")
 
 
 # ---------------------------------------------------------------- the phases of a step
@@ -639,7 +651,9 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
         return state["step"], state["summary"]
     if accelerator.is_main_process and metrics_path.exists():
         metrics_path.unlink()
-    summary = {"accuracy_before": greedy_accuracy(run, eval_rows), "policy": str(run.config.model or "default"), "reward": run.config.reward}
+    before = heldout_eval(run, eval_rows)
+    summary = {"accuracy_before": before.get("accuracy"), "badly_wrong_before": before.get("badly_wrong"),
+               "policy": str(run.config.model or "default"), "reward": run.config.reward}
     if summary["accuracy_before"] is not None:
         accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts)")
     return 0, summary
@@ -648,7 +662,8 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
 def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start: float, stopped: dict | None) -> dict[str, Any]:
     """The end: accuracy after, the final policy, summary.json and the report."""
     c, accelerator = run.config, run.accelerator
-    summary["accuracy_after"] = greedy_accuracy(run, eval_rows)
+    after = heldout_eval(run, eval_rows)
+    summary["accuracy_after"], summary["badly_wrong_after"] = after.get("accuracy"), after.get("badly_wrong")
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
     summary["bad_steps_total"] = run.counters["bad_steps_total"]
