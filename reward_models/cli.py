@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _summary(cfg, result: dict) -> str:
     lines = [f"train-rm {cfg.kind}: {result['n_train']} train / {result['n_eval']} held-out rows ({result['format']}), "
-             f"{cfg.steps} steps in {result['seconds']:.0f}s", f"  saved: {result['final']}"]
+             f"{result.get('steps', cfg.steps)} steps in {result['seconds']:.0f}s", f"  saved: {result['final']}"]
     width = max((len(k) for k in result["eval"]), default=0)
     for key, value in result["eval"].items():
         lines.append(f"  {key:<{width}}  {value:.4f}")

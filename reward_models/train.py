@@ -73,6 +73,7 @@ class TrainRMConfig:
     length_chunks: int = opt(2, "run each batch as N length-sorted pieces to skip padding compute (single process; several processes use 1)")
     disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
     mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
+    stop_at: str | None = opt(None, "stop once a held-out metric reaches a value, checked at each evaluation, e.g. pairwise_accuracy=0.97 or step_auroc=0.9 (learning curves jump: a target is a better stopping rule than a step count); --steps stays the limit and sets the schedule")
     cpu_threads: int = opt(0, "torch CPU threads when running on CPU (0: torch's default; 1 avoids slowdowns on a shared machine)")
 
     def __post_init__(self) -> None:
@@ -93,6 +94,14 @@ class TrainRMConfig:
             object.__setattr__(self, "kind", "quantile")
         if self.kind not in KINDS:
             raise ValueError(f"--kind must be one of {', '.join(KINDS)} (or qrm), got {self.kind!r}")
+        if self.stop_at is not None:
+            name, eq, value = self.stop_at.partition("=")
+            try:
+                float(value)
+            except ValueError:
+                eq = ""
+            if not eq or not name:
+                raise ValueError(f"invalid --stop-at={self.stop_at!r}; use METRIC=VALUE, e.g. pairwise_accuracy=0.97")
         if self.lm_coef is not None and not (self.lm_coef >= 0 and math.isfinite(self.lm_coef)):
             raise ValueError(f"invalid --lm-coef={self.lm_coef!r}; use a weight >= 0")
 
@@ -295,7 +304,9 @@ def _scored_quantile(model, batch, cfg):
     taus = torch.tensor(cfg.taus, device=q.device)
     loss, stats = pinball_loss(q, batch["targets"].to(q), taus)
     if cfg.rank_coef and len(batch["better"]):  # responses of one prompt ranked by their first score (BT on the mean)
-        mixed = out["quantiles"]  # [B, K]
+        # in units of a tenth of the score's range: the means of calibrated quantiles differ by at most the range,
+        # and an unscaled BT term would push them apart without bound (measured: q_0.95 = 56 for scores in [0, 1])
+        mixed = out["quantiles"] / batch["rank_unit"]  # [B, K]
         rank, rank_stats = quantile_bt_loss(mixed[batch["better"]], mixed[batch["worse"]], None, 0.0)
         loss = loss + cfg.rank_coef * rank
         stats = {**stats, "rank_nll": rank.item(), "rank_accuracy": rank_stats.get("accuracy", float("nan"))}
@@ -429,6 +440,21 @@ def truncate_metrics(path: Path, step: int) -> None:
         path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
 
 
+def target_reached(stop_at: str | None, result: dict[str, float]) -> bool:
+    """Whether the held-out `result` meets `--stop-at METRIC=VALUE` (an unknown metric is an error
+    naming the ones the evaluation gives).
+
+    >>> target_reached("pairwise_accuracy=0.9", {"pairwise_accuracy": 0.93}), target_reached(None, {})
+    (True, False)
+    """
+    if not stop_at:
+        return False
+    name, _, value = stop_at.partition("=")
+    if name not in result:
+        raise ValueError(f"--stop-at {stop_at!r}: the evaluation gives no {name!r}; it gives {', '.join(sorted(result))}")
+    return result[name] >= float(value)
+
+
 def _log(path: Path, record: dict[str, Any]) -> None:
     with path.open("a") as fh:
         fh.write(json.dumps(record, sort_keys=True) + "\n")
@@ -444,7 +470,7 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
 
 def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     from accelerate import Accelerator
-    from accelerate.utils import set_seed
+    from accelerate.utils import broadcast_object_list, set_seed
     from tqdm.auto import tqdm
 
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
@@ -480,6 +506,8 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos)
     items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
     sampler = BatchSampler(len(items), cfg.batch_size, cfg.seed, prompt_groups(train_rows))
+    first = [float(r[cols[0]]) for r in train_rows] if fmt == "scored" else [0.0, 1.0]
+    rank_unit = max((max(first) - min(first)) / 10, 1e-6)  # quantile ranking: a tenth of the score's range
     if cfg.disable_dropout:
         for module in model.modules():
             if isinstance(module, torch.nn.Dropout):
@@ -527,7 +555,7 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     model.train()
     bar = tqdm(range(start_step, cfg.steps), desc=f"train-rm {cfg.kind}", disable=not (progress and accelerator.is_local_main_process))
     eval_result: dict[str, float] = {}
-    t0, seen, stats = time.perf_counter(), 0, {}
+    t0, seen, stats, done = time.perf_counter(), 0, {}, start_step
     for step in bar:
         idx = sampler.indices(step)
         mine = idx[accelerator.process_index * per_process : (accelerator.process_index + 1) * per_process] or idx[:1]
@@ -535,6 +563,7 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
         batch = {k: ({kk: vv.to(accelerator.device) for kk, vv in v.items()} if isinstance(v, dict) else v.to(accelerator.device)) for k, v in batch.items()}
         # several forwards before one backward would confuse DDP's gradient hooks: chunk on one process only
         batch["chunks"] = cfg.length_chunks if accelerator.num_processes == 1 else 1
+        batch["rank_unit"] = rank_unit
         loss, stats = objective(model, batch, cfg)
         if not math.isfinite(loss.item()):
             raise FloatingPointError(f"step {step}: loss is {loss.item()}; lower --lr (now {cfg.lr})")
@@ -550,16 +579,22 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
             rate = seen / (time.perf_counter() - t0)
             _log(metrics_path, {"event": "train", "step": done, "loss": loss.item(), "lr": scheduler.get_last_lr()[0], "samples_per_s": rate, **stats})
             bar.set_postfix(loss=f"{loss.item():.3f}")
+        reached = False
         if done % cfg.eval_every == 0 or done == cfg.steps:
             if accelerator.is_main_process:
                 eval_result = evaluate(done)
                 headline = {k: round(v, 3) for k, v in eval_result.items() if "/" not in k}
                 bar.write(f"step {done}: {headline}")
-            accelerator.wait_for_everyone()
-        if done % cfg.save_every == 0 or done == cfg.steps:
+                reached = target_reached(cfg.stop_at, eval_result)
+                if reached:
+                    bar.write(f"step {done}: {cfg.stop_at} reached; stopping (--stop-at)")
+            reached = broadcast_object_list([reached])[0]
+        if done % cfg.save_every == 0 or done == cfg.steps or reached:
             if accelerator.is_main_process:
                 checkpoint(done)
             accelerator.wait_for_everyone()
+        if reached:
+            break
     bar.close()
     final = out_dir / "final"
     if accelerator.is_main_process:
@@ -571,7 +606,7 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
             loaded.model.config.clip_eta = clip_eta(loaded, eval_rows, batch_size=cfg.eval_batch_size)
         save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
         fit_ood_detector(loaded, train_rows, final, cfg.seed)
-        _log(metrics_path, {"event": "end", "step": cfg.steps, "seconds": time.perf_counter() - t0})
+        _log(metrics_path, {"event": "end", "step": done, "seconds": time.perf_counter() - t0})
     accelerator.wait_for_everyone()
     return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),
-            "seconds": time.perf_counter() - t0}
+            "seconds": time.perf_counter() - t0, "steps": done}

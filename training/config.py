@@ -94,7 +94,7 @@ class RLConfig:
     probe_size: int = opt(256, "held-out gold probe: prompts whose greedy accuracy is measured every --probe-every steps (disjoint from the --eval-size prompts; needs gold answers); 0: off")
     probe_every: int = opt(10, "steps between gold probes")
     hack_gold_drop: float = opt(0.05, "hack alarm: gold accuracy (the mean of the last 3 probes) this far below its best while the proxy reward is still at or above its level then")
-    hack_drift: float = opt(0.5, "hack alarm: mean completion length or PRM step count this far (relative) from its start")
+    hack_drift: float = opt(0.3, "hack alarm: mean completion length or PRM step count this far (relative) from its start")
     stop_on_alarm: bool = opt(False, "stop the run (policy, report and summary saved) when the hack monitor raises an alarm")
     log_samples: int = opt(4, "sample completions (prompt, completion, reward, gold) logged per step in metrics.jsonl and the report")
     # evaluation, logging, checkpoints

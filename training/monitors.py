@@ -115,7 +115,7 @@ def learned_models(reward: Any) -> list[tuple[str, Any]]:
 class OODShare:
     """Per step, for each learned reward model with a detector: the share of completions flagged
     out of its training distribution (`ood/<name>_frac`) and whether the batch as a whole is
-    (`ood/<name>_alarm`). Warned about once, when at least twice the expected share is flagged."""
+    (`ood/<name>_alarm`). Warned about once, when at least three times the expected share is flagged."""
 
     models: list[tuple[str, Any]]
     _warned: set = field(default_factory=set, init=False)
@@ -126,7 +126,7 @@ class OODShare:
             report = rm.ood.check(view.prompts, view.completions)
             out[f"ood/{name}_frac"] = report.flagged_fraction
             out[f"ood/{name}_alarm"] = float(report.batch_is_ood)
-            if report.batch_is_ood and report.flagged_fraction >= 2 * report.target_fpr and name not in self._warned:
+            if report.batch_is_ood and report.flagged_fraction >= 3 * report.target_fpr and name not in self._warned:
                 self._warned.add(name)
                 warn = (f"step {view.step}: {report.flagged_fraction:.0%} of the completions are outside reward model "
                         f"{name!r}'s training distribution (expected {report.target_fpr:.0%}): its scores there are not to be trusted")
@@ -162,7 +162,7 @@ class HackMonitor:
     One alarm per cause; `observe` returns the newest alarm's text (or None)."""
 
     gold_drop: float = 0.05
-    drift: float = 0.5
+    drift: float = 0.3
     gold_key: str = "probe/accuracy"  # or "accuracy" (the rollouts' gold correct rate) without a probe
     window: int = 5  # steps the proxy, the rollouts' accuracy and the drifts are averaged over
     probe_window: int = 3  # gold probes averaged (one probe of 256 prompts has a standard error of ~3 points)

@@ -118,3 +118,19 @@ def test_embed_after_score_reuses_the_forward(tiny_causal_lm, monkeypatch):
     assert len(calls) == 1 and emb.shape == (1, 64)
     loaded.embed(["1+1="], ["3"])  # other inputs: a forward of their own
     assert len(calls) == 2
+
+
+def test_stop_at_a_heldout_target(tiny_causal_lm, tmp_path):
+    data = _samples(tmp_path / "pairs.jsonl", 40)
+    out = tmp_path / "rm"
+    result = train(TrainRMConfig(kind="bt", data=data, backbone=tiny_causal_lm, output=str(out), steps=50, batch_size=8,
+                                 eval_every=2, save_every=50, lr=1e-3, cpu_threads=1, eval_fraction=0.3,
+                                 stop_at="pairwise_accuracy=0.0"), progress=False)
+    assert result["steps"] == 2 and (out / "final").exists() and (out / "checkpoints" / "step-2").exists()
+    events = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert events[-1] == {**events[-1], "event": "end", "step": 2}
+    with pytest.raises(ValueError, match="METRIC=VALUE"):
+        TrainRMConfig(stop_at="pairwise_accuracy")
+    with pytest.raises(ValueError, match="gives no 'auroc'"):
+        train(TrainRMConfig(kind="bt", data=data, backbone=tiny_causal_lm, output=str(tmp_path / "rm2"), steps=4, batch_size=8,
+                            eval_every=2, lr=1e-3, cpu_threads=1, eval_fraction=0.3, stop_at="auroc=0.9"), progress=False)
