@@ -16,7 +16,9 @@ For PRM inputs, steps whose last token was cut away get no score (NaN, excluded 
 aggregations and counted in `StepScores.n_truncated`).
 
 `append_eos` (reward models on a causal LM): the tokenizer's EOS token ends every input, as it ends
-the policy's completions; it counts in `max_length`. Every encoding also gives `response_start`,
+the policy's completions; it counts in `max_length`. A PRM then reads its LAST step at that EOS: a
+causal model cannot see, at a step's last token, whether the solution ends there, and a solution
+that stops early (a right first step, then EOS) must not score as a right last step. Every encoding also gives `response_start`,
 the index of its first response token (where a next-token loss on the response begins).
 
 >>> from reward_models.backbones import default_backbone_path, load_tokenizer
@@ -149,7 +151,10 @@ class PairEncoder:
         if first_kept is not None:
             start_char = offsets[first_kept][0]
             positions = [p if p != -1 and ends[k] > start_char else -1 for k, p in enumerate(positions)]
-        return {**self._finish(enc), "step_positions": positions}
+        out = self._finish(enc)
+        if self.append_eos and positions and positions[-1] != -1:
+            positions[-1] = len(out["input_ids"]) - 1  # the last step is judged at the EOS that ends the solution
+        return {**out, "step_positions": positions}
 
 
 def collate(items: Sequence[dict[str, Any]], pad_id: int) -> dict[str, torch.Tensor]:

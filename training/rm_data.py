@@ -13,8 +13,9 @@ checker labels data for a learned proxy):
     OUT/summary.json            label balance, settings, the step separator
 
 - `near_misses`: a wrong completion is also made from a correct one by changing its final number
-  (+-1, +-10, +-100, two digits swapped), kept only where the gold reward says it is wrong: the
-  negatives a reward model must tell apart from the right answer (training prompts only).
+  (+-1, +-10, +-100, two digits swapped) and, for tasks with steps, by cutting it after an earlier
+  step (an early stop), kept only where the gold reward says it is wrong: the negatives a reward
+  model must tell apart from the right answer (training prompts only).
 - `closeness` = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 when right, 0 when off by
   10% or more ("badly wrong") or unreadable.
 - `graded` = 1 if correct, else 0.5 x closeness: the gold reward with partial credit (at most half)
@@ -118,12 +119,26 @@ def closeness(completion: str, answer: Any) -> float:
 _LAST_NUMBER = r"-?\d+"
 
 
+def truncated_variants(completion: str, separator: str) -> list[str]:
+    """The completion cut after each of its steps but the last, as if it ended there (an early
+    stop: for a PRM reading the last step at EOS, the negative a policy finds when it learns to stop
+    after one sure step).
+
+    >>> truncated_variants("12+34=46 46+56=102", " ")
+    ['12+34=46']
+    """
+    from training.steps import split_steps
+
+    steps = split_steps(completion, separator)[0]
+    return [separator.join(steps[: k + 1]) for k in range(len(steps) - 1)]
+
+
 def near_miss_variants(completion: str, rng: random.Random, k: int) -> list[str]:
     """Up to `k` copies of `completion` with its last integer changed by +-1, +-10, +-100 or by
     swapping two adjacent digits (distinct, non-negative when the original is).
 
     >>> sorted(near_miss_variants("12+3=15", random.Random(0), 10))
-    ['12+3=105', '12+3=14', '12+3=16', '12+3=25', '12+3=5', '12+3=51']
+    ['12+3=115', '12+3=14', '12+3=16', '12+3=25', '12+3=5', '12+3=51']
     """
     import re
 
@@ -188,7 +203,7 @@ def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataCon
         rec = {**row, "samples": texts[i], "gold": g, "correct": [v is not None and v >= cfg.correct_threshold for v in g]}
         records.append(rec)
     if near_misses:
-        add_near_misses(records, prompts, gold_fn, cfg, near_misses, rng)
+        add_near_misses(records, prompts, gold_fn, cfg, near_misses, rng, separator if step_mode != "none" else None)
     if step_mode != "none":
         for rec in records:
             rec["steps"] = [split_steps(c, separator)[0] for c in rec["samples"]]
@@ -209,14 +224,18 @@ def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataCon
     return records
 
 
-def add_near_misses(records: list[dict], prompts: list[str], gold_fn: Any, cfg: RMDataConfig, k: int, rng: random.Random) -> None:
-    """Append verified-wrong variants of each prompt's first correct sample (`near_miss` flags them)."""
+def add_near_misses(records: list[dict], prompts: list[str], gold_fn: Any, cfg: RMDataConfig, k: int, rng: random.Random,
+                    separator: str | None = None) -> None:
+    """Append verified-wrong variants of each prompt's first correct sample (`near_miss` flags
+    them): its final number changed, and - for tasks with steps (`separator`) - the solution cut
+    after an earlier step, as if it ended there."""
     cand_idx, cand = [], []
     for i, rec in enumerate(records):
         good = next((c for c, ok in zip(rec["samples"], rec["correct"]) if ok), None)
         if good is None:
             continue
-        for v in near_miss_variants(good, rng, k):
+        early = truncated_variants(good, separator) if separator else []
+        for v in dict.fromkeys(near_miss_variants(good, rng, k) + early):
             if v not in rec["samples"]:
                 cand_idx.append(i)
                 cand.append(v)

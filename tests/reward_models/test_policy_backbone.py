@@ -134,3 +134,14 @@ def test_stop_at_a_heldout_target(tiny_causal_lm, tmp_path):
     with pytest.raises(ValueError, match="gives no 'auroc'"):
         train(TrainRMConfig(kind="bt", data=data, backbone=tiny_causal_lm, output=str(tmp_path / "rm2"), steps=4, batch_size=8,
                             eval_every=2, lr=1e-3, cpu_threads=1, eval_fraction=0.3, stop_at="auroc=0.9"), progress=False)
+
+
+def test_a_causal_prm_reads_the_last_step_at_eos(tiny_causal_lm):
+    _, tok = load_policy(tiny_causal_lm)
+    enc = PairEncoder(tok, max_length=64, append_eos=True)
+    item = enc.encode_steps("12+34+56=", ["12+34=46", "46+56=102"], " ")
+    ids = item["input_ids"]
+    assert item["step_positions"][0] == 9 + 7  # the last token of the first step ("6" of 46)
+    assert item["step_positions"][1] == len(ids) - 1 and ids[-1] == tok.eos_token_id  # the last step: at EOS
+    early = enc.encode_steps("12+34+56=", ["12+34=46"], " ")  # stopped after one step: judged at its EOS
+    assert early["step_positions"] == [len(early["input_ids"]) - 1]

@@ -117,3 +117,10 @@ def test_monte_carlo_step_labels(tmp_path):
     assert rec["samples"] == ["12+34=46 46+56=102", "12+34=47 47+56=103"] and rec["correct"] == [True, False]
     assert rec["step_labels"] == [[True, True], [False, False]]  # from "12+34=47 " no rollout reaches 102
     assert rec["step_soft_labels"] == [[1.0, 1.0], [0.0, 0.0]]
+
+
+def test_truncated_variants_are_early_stops():
+    from training.rm_data import truncated_variants
+
+    assert truncated_variants("1+2=3 3+4=7 7+5=12", " ") == ["1+2=3", "1+2=3 3+4=7"]
+    assert truncated_variants("579", " ") == []
