@@ -212,6 +212,19 @@ class RewardModel(PreTrainedModel):
             model.lm_out.weight.data.copy_(lm_weight)
         return model
 
+    @classmethod
+    def from_reward_model(cls, path: str, kind: str, **settings: Any) -> "RewardModel":
+        """A new head of `kind` on the backbone (and LM output layer) of a trained reward model of
+        any kind: e.g. a quantile RM started from a Bradley-Terry RM that already reads the task."""
+        trained = cls.from_pretrained(path)
+        keep = {k: getattr(trained.config, k) for k in ("pooling", "max_seq_length", "step_separator", "lm_head", "append_eos")}
+        config = RewardModelConfig(kind=kind, backbone_config=dict(trained.config.backbone_config), **{**keep, **settings})
+        config.backbone_name_or_path = str(path)
+        model = cls(config, backbone=trained.backbone)
+        if config.lm_head == "own":
+            model.lm_out.weight.data.copy_(trained.lm_out.weight.data)
+        return model
+
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden [..., H] -> next-token logits [..., V] from the kept LM output layer."""
         if self.config.lm_head == "none":

@@ -33,7 +33,7 @@ from reward_models.encoding import PairEncoder, collate
 from reward_models.evaluation import EVALUATORS, clip_eta, is_sample_rows
 from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rows, score_columns_of
 from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
-from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel
+from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel, RewardModelConfig
 from reward_models.scoring import LoadedRewardModel
 
 
@@ -43,6 +43,7 @@ class TrainRMConfig:
     data: str | None = opt(None, "training data: a JSONL/Parquet/CSV file or a hub dataset name; default: generated from arithmetic problems")
     eval_data: str | None = opt(None, "held-out data (same format, or a policy's samples with gold labels as `rewardlab rm-data` writes them: best-of-N, correlation); default: the generator's test split, or --eval-fraction of --data by prompt hash")
     backbone: str | None = opt(None, "backbone path or hub name (any AutoModel, or a causal-LM checkpoint such as the policy's SFT warm start); default: the packaged MiniLM encoder")
+    init_from: str | None = opt(None, "start from the backbone of a reward model trained before (any kind; its tokenizer and layout) with a new --kind head, e.g. a quantile RM from a Bradley-Terry RM")
     output: str | None = opt(None, "output directory; default: outputs/rm-<kind>")
     steps: int = opt(150, "optimizer steps")
     batch_size: int = opt(16, "pairs (bt), rows (quantile) or solutions (prm) per step, over all processes")
@@ -485,14 +486,19 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     # ---- data ---------------------------------------------------------------------------
     fmt, train_rows, eval_rows, cols, source = prepare_data(cfg)
     objective = OBJECTIVES[(cfg.kind, fmt)]
-    backbone = cfg.backbone or default_backbone_path()
+    backbone = cfg.init_from or cfg.backbone or default_backbone_path()
     tokenizer = load_tokenizer(str(resume_from or backbone))
     if cfg.lm_coef is None:  # resolved once, saved in config.json
-        cfg = replace(cfg, lm_coef=1.0 if is_causal_lm(str(backbone)) else 0.0)
+        causal = RewardModelConfig.from_pretrained(cfg.init_from).lm_head != "none" if cfg.init_from else is_causal_lm(str(backbone))
+        cfg = replace(cfg, lm_coef=1.0 if causal else 0.0)
 
     # ---- model, optimizer, schedule ------------------------------------------------------
+    settings = dict(taus=cfg.taus, attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature)
     if resume_from is not None:
         model = RewardModel.from_pretrained(str(resume_from))
+    elif cfg.init_from:
+        torch.manual_seed(cfg.seed)
+        model = RewardModel.from_reward_model(cfg.init_from, cfg.kind, **settings)
     else:
         torch.manual_seed(cfg.seed)
         model = RewardModel.from_backbone(

@@ -145,3 +145,19 @@ def test_a_causal_prm_reads_the_last_step_at_eos(tiny_causal_lm):
     assert item["step_positions"][1] == len(ids) - 1 and ids[-1] == tok.eos_token_id  # the last step: at EOS
     early = enc.encode_steps("12+34+56=", ["12+34=46"], " ")  # stopped after one step: judged at its EOS
     assert early["step_positions"] == [len(early["input_ids"]) - 1]
+
+
+def test_a_quantile_rm_starts_from_a_trained_bt_rm(tiny_causal_lm, tmp_path):
+    data = _samples(tmp_path / "pairs.jsonl", 40)
+    bt = train(TrainRMConfig(kind="bt", data=data, backbone=tiny_causal_lm, output=str(tmp_path / "bt"), steps=2, batch_size=8,
+                             eval_every=2, lr=1e-3, cpu_threads=1, eval_fraction=0.3), progress=False)
+    scored = tmp_path / "scored.jsonl"
+    scored.write_text("".join(json.dumps({"prompt": f"{a}+1=", "response": r, "graded": g}) + "\n"
+                              for a in range(40) for r, g in ((str(a + 1), 1.0), (str(a + 2), 0.4))))
+    start = RewardModel.from_reward_model(bt["final"], "quantile")
+    trained_bt = RewardModel.from_pretrained(bt["final"])
+    assert start.config.kind == "quantile" and start.config.lm_head == "tied" and start.config.append_eos
+    assert all(torch.equal(a, b) for a, b in zip(start.backbone.state_dict().values(), trained_bt.backbone.state_dict().values()))
+    out = train(TrainRMConfig(kind="qrm", init_from=bt["final"], data=str(scored), output=str(tmp_path / "qrm"), steps=2,
+                              batch_size=8, eval_every=2, lr=1e-3, cpu_threads=1, eval_fraction=0.3), progress=False)
+    assert load_reward_model(out["final"], device="cpu").kind == "quantile"
