@@ -133,25 +133,39 @@ def as_openrlhf_reward_func(reward: Any, label_column: str = "answer", none_scor
 
     def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None,
                     **kw: Any) -> dict[str, Any]:
-        if prompts is None:  # older OpenRLHF sends only the queries: the whole query is the completion
-            prompts = [""] * len(queries)
-        if len(queries) != len(prompts):
-            raise ValueError(f"OpenRLHF request: {len(queries)} queries but {len(prompts)} prompts; send one prompt per query")
-        completions = [split_query(q, p) for q, p in zip(queries, prompts)]
-        columns = {k: v for k, v in kw.items() if isinstance(v, (list, tuple)) and len(v) == len(queries)}
-        if labels is not None:
-            if len(labels) != len(queries):
-                raise ValueError(f"OpenRLHF request: {len(labels)} labels for {len(queries)} queries")
-            columns[label_column] = list(labels)
-        raw = list(call_reward(reward, list(prompts), completions, **columns))
-        pairs = [_number(v, none_score) for v in raw]
-        rewards = [v for v, _ in pairs]
-        from rewards.combine import Combine
-
-        # a Combine's metrics are already named per component; others get the reward's name
-        prefix = "" if isinstance(reward, Combine) else f"{getattr(reward, '__name__', 'reward')}/"
-        extra_logs = {prefix + k: float(v) for k, v in reward_metrics(reward).items() if isinstance(v, (int, float))}
-        extra_logs["not_applicable"] = float(sum(none for _, none in pairs))
-        return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}
+        prompts, completions, columns = openrlhf_inputs(queries, prompts, labels, kw, label_column)
+        raw = list(call_reward(reward, prompts, completions, **columns))
+        return openrlhf_outputs(reward, raw, reward_metrics(reward), none_score)
 
     return reward_func
+
+
+def openrlhf_inputs(queries: Sequence[str], prompts: Sequence[str] | None, labels: Sequence[Any] | None, extra: dict[str, Any],
+                    label_column: str = "answer") -> tuple[list[str], list[str], dict[str, list[Any]]]:
+    """(prompts, completions, columns) of an OpenRLHF request: the response is what follows the
+    prompt in each query; `labels` become column `label_column`; other list fields of the right
+    length become columns too."""
+    if prompts is None:  # older OpenRLHF sends only the queries: the whole query is the completion
+        prompts = [""] * len(queries)
+    if len(queries) != len(prompts):
+        raise ValueError(f"OpenRLHF request: {len(queries)} queries but {len(prompts)} prompts; send one prompt per query")
+    completions = [split_query(q, p) for q, p in zip(queries, prompts)]
+    columns = {k: list(v) for k, v in extra.items() if isinstance(v, (list, tuple)) and len(v) == len(queries)}
+    if labels is not None:
+        if len(labels) != len(queries):
+            raise ValueError(f"OpenRLHF request: {len(labels)} labels for {len(queries)} queries")
+        columns[label_column] = list(labels)
+    return list(prompts), completions, columns
+
+
+def openrlhf_outputs(reward: Any, values: Sequence[Any], metrics: dict[str, Any], none_score: float = 0.0) -> dict[str, Any]:
+    """OpenRLHF's answer `{"rewards", "scores", "extra_logs"}` for the reward's `values` and `metrics`."""
+    from rewards.combine import Combine
+
+    pairs = [_number(v, none_score) for v in values]
+    rewards = [v for v, _ in pairs]
+    # a Combine's metrics are already named per component; others get the reward's name
+    prefix = "" if isinstance(reward, Combine) else f"{getattr(reward, '__name__', 'reward')}/"
+    extra_logs = {prefix + k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+    extra_logs["not_applicable"] = float(sum(none for _, none in pairs))
+    return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}

@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import NamedReward, RewardOutput, Text, check_batch, group_indices, inner_columns, publish, reward_metrics, reward_name
+from rewards.base import (NamedReward, RewardOutput, Text, check_batch, group_indices, inner_columns, is_itemwise, publish, reward_metrics,
+                          reward_name)
 from rewards.concurrent import acall_reward, as_async, call_reward, gather_blocking, is_async_reward, run_sync
 
 Values = list[float | None]
@@ -118,6 +119,10 @@ class Gated(NamedReward):
     def is_async(self) -> bool:
         return is_async_reward(self.reward) or is_async_reward(self.gate)
 
+    @property
+    def itemwise(self) -> bool:
+        return is_itemwise(self.reward) and is_itemwise(self.gate)
+
 
 def _renamed(fn: Any, name: str) -> Any:
     """`fn` under the component's name (TRL logs rewards by `__name__`): a copy for our dataclass
@@ -176,6 +181,12 @@ class Combine(NamedReward):
         # TRL awaits async rewards itself; a gate around an async reward must be awaitable too
         funcs = [as_async(f) if isinstance(f, Gated) and f.is_async else f for f in funcs]
         return {"reward_funcs": funcs, "reward_weights": [w for _, _, w in self.components]}
+
+    @property
+    def itemwise(self) -> bool:
+        """Each item's total depends on that item alone: no normalisation over the batch or the
+        group, and every component itemwise."""
+        return self.normalize == "none" and all(is_itemwise(fn) for _, fn, _ in self.components)
 
     @property
     def is_async(self) -> bool:

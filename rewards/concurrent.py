@@ -111,6 +111,10 @@ class AsyncReward:
         return self.name
 
     @property
+    def itemwise(self) -> bool:
+        return getattr(self.fn, "itemwise", False) is True
+
+    @property
     def last_metrics(self) -> dict[str, float]:
         return dict(getattr(self.fn, "last_metrics", None) or {})
 

@@ -12,7 +12,7 @@ inside the reasoning is not the answer, and a turn whose reasoning is never clos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, ClassVar, Callable, Mapping, Sequence
 
 from rewards.base import (NamedReward, Text, assistant_turn, check_batch, check_reasoning, gold_texts, publish,
                           reasoning_answer, require_column)
@@ -73,6 +73,8 @@ class VerifierReward(NamedReward):
     >>> fn.last_metrics["unclosed_reasoning"]  # the third never closes the reasoning the prompt opened
     1.0
     """
+
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
 
     kind: str = "math"  # verifier kind, one of verifiers.registry.KINDS
     answer_column: str = "answer"  # dataset column holding the gold answers

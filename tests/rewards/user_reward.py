@@ -3,3 +3,15 @@
 
 def brevity(prompts, completions, **columns):
     return [-float(len(c)) for c in completions]
+
+
+def slow_length(prompts, completions, **columns):
+    """A slow reward (0.2 s per call, whatever the batch size, like a batched RM or a remote judge):
+    the completion's length. Itemwise, so a service may merge requests into one call."""
+    import time
+
+    time.sleep(0.2)
+    return [float(len(c)) for c in completions]
+
+
+slow_length.itemwise = True
