@@ -102,18 +102,18 @@ def test_backpressure_only_when_the_queue_is_full_and_deadlines():
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             answers = list(pool.map(post, ["x" * (i + 1) for i in range(16)]))
         codes = [a.status_code for a in answers]
-        assert set(codes) <= {200, 503, 504} and 503 in codes
+        assert set(codes) <= {200, 503, 504} and 503 in codes, codes
         for i, a in enumerate(answers):
             if a.status_code == 200:
                 assert a.json()["rewards"] == [float(i + 1)]
             if a.status_code == 503:
                 assert int(a.headers["retry-after"]) >= 1 and "queue is full" in a.json()["detail"]
         served = codes.count(200)
-        assert served >= 4  # the ones in the running batches and the queue were answered
-        # deadline: 6 at once all fit in the queue (2 run, 4 wait); the third pair would end at 0.6 s,
-        # past the 0.5 s deadline: those get 504 (OpenRLHF's client would retry them)
-        with concurrent.futures.ThreadPoolExecutor(6) as pool:
-            answers = list(pool.map(post, ["y"] * 6))
+        assert served >= 3, codes  # the first call (1-2 items) and the next (2 from the queue) end within the deadline
+        # deadline: 5 at once always fit in the queue (1 or 2 run, the rest wait); the third call would
+        # end at 0.6 s, past the 0.5 s deadline: its requests get 504 (OpenRLHF's client would retry them)
+        with concurrent.futures.ThreadPoolExecutor(5) as pool:
+            answers = list(pool.map(post, ["y"] * 5))
         codes = [a.status_code for a in answers]
         assert 503 not in codes and 504 in codes and codes.count(200) >= 2, codes
         assert all("request deadline of 0.5 s" in a.json()["detail"] for a in answers if a.status_code == 504)
