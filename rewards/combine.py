@@ -156,6 +156,8 @@ class Combine(NamedReward):
     concurrent: bool = True  # run the components at once (async ones on an event loop, blocking ones on threads)
     name: str = "combined"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # each component's values on the last call (before weights, gates and normalisation), by name
+    last_components: dict[str, list] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         names = [c[0] for c in self.components]
@@ -255,6 +257,8 @@ class Combine(NamedReward):
             for key, value in own_metrics.items():
                 metrics[f"{name}/{key}"] = value
         values = {name: [None if v is None else float(v) for v in out] for name, out in raw.items()}
+        self.last_components.clear()
+        self.last_components.update({name: list(v) for name, v in values.items()})
         for target, gate in self.gates.items():
             g = values[gate]
             values[target] = [None if v is None else (v if g[i] is not None and g[i] >= self.gate_threshold else 0.0)

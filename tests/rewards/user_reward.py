@@ -15,3 +15,13 @@ def slow_length(prompts, completions, **columns):
 
 
 slow_length.itemwise = True
+
+
+def fails_on_boom(prompts, completions, **columns):
+    """1.0 per item, but raises on a completion that says "boom" (a reward failing mid-dataset)."""
+    if any("boom" in c for c in completions):
+        raise ValueError("boom in the batch")
+    return [1.0] * len(completions)
+
+
+fails_on_boom.itemwise = True
