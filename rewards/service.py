@@ -50,6 +50,7 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     ['/', '/get_reward', '/health', '/reward']
     """
     from fastapi import FastAPI, HTTPException
+    from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
     from verifiers.service import add_protections, batched, check_items, items_field, make_batcher
@@ -123,7 +124,7 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
         part = await scored(prompts, completions, columns)
         out = openrlhf_outputs(reward, part["values"], part["metrics"], none_score)
         out["extra_logs"] = _finite(out["extra_logs"])
-        return out
+        return JSONResponse(out)  # plain JSON: skips FastAPI's per-request encoding pass (a cost per item for one-item clients)
 
     app.post("/get_reward")(remote_rm)
     app.post("/")(remote_rm)
@@ -141,6 +142,6 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
                                 "metrics": _finite(part["metrics"])}
         if "step_rewards" in part:
             body["step_rewards"], body["step_ends"] = part["step_rewards"], part["step_ends"]
-        return body
+        return JSONResponse(body)
 
     return app

@@ -262,6 +262,7 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     """The verifier service app (see the module docstring). `sandbox`: the operator's settings
     for kind `code` (`SandboxLimits` fields), applied to every code item; clients cannot set them."""
     from fastapi import FastAPI, HTTPException
+    from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
     from verifiers.api import default_timeout as kind_timeout
@@ -335,7 +336,7 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
         except (TypeError, ValueError) as exc:  # e.g. an unknown option: the message names it
             raise HTTPException(422, f"options: {exc}") from None
         rows = [_clean(r.to_dict()) for r in results]
-        return {"results": rows, "counts": dict(Counter(r["verdict"] for r in rows)),
-                "elapsed": time.perf_counter() - start}
+        return JSONResponse({"results": rows, "counts": dict(Counter(r["verdict"] for r in rows)),
+                             "elapsed": time.perf_counter() - start})
 
     return app
