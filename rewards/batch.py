@@ -11,9 +11,11 @@ the reward needs (e.g. `answer`). Each row gets:
 
 Engines (the same `Scorer` in both, so the same verdicts):
 - `local`: this process; rule verifiers run in its worker pool (`--workers`);
-- `ray`: Ray Data, `map_batches` over an actor pool: each actor builds the reward once, with its own
-  verifier worker pool (`--cpus-per-actor` workers) or its own copy of a learned RM
-  (`--gpus-per-actor` for GPUs). Ray is optional: `pip install "rewardlab[ray]"`.
+- `ray`: Ray Data `map_batches`. Rule rewards run as tasks: each Ray worker process builds the
+  reward once and keeps it, so it has one verifier worker pool of its own (`--cpus-per-worker`
+  processes) for as long as it lives. Learned rewards (rm, qrm, prm, genrm, fapo) run on an actor
+  pool (`--actors`), each actor holding one copy of the model (`--gpus-per-worker` for GPUs).
+  Ray is optional: `pip install "rewardlab[ray]"`.
 
 Resumable by shards: the rows are cut into shards of `--shard-size`; each finished shard is written
 to `<output>.shards/shard-NNNNN.parquet` at once (atomically), and a rerun of the same command
@@ -203,10 +205,23 @@ def local_batches(table: Any, plan: Plan, todo: list[int], scorer: Scorer, batch
             yield k, scorer(shard.slice(at, batch_size))
 
 
+_PROCESS_SCORERS: dict[tuple, Scorer] = {}
+
+
+def score_in_worker(table: Any, spec: str, prompt_column: str, completion_column: str, verifier_workers: int) -> Any:
+    """A Ray task's function: the `Scorer` of this worker process (built on its first batch and
+    kept, with its verifier pool, for the process's later batches)."""
+    key = (spec, prompt_column, completion_column, verifier_workers)
+    if key not in _PROCESS_SCORERS:
+        _PROCESS_SCORERS[key] = Scorer(spec, prompt_column, completion_column, verifier_workers)
+    return _PROCESS_SCORERS[key](table)
+
+
 def ray_batches(table: Any, plan: Plan, todo: list[int], scorer: Scorer, batch_size: int, actors: int | None,
-                cpus_per_actor: float, gpus_per_actor: float) -> Iterator[tuple[int, Any]]:
-    """(shard, scored rows) from Ray Data: the shards to do as blocks, `map_batches` over an actor
-    pool of `Scorer`s (one reward, and one verifier pool or RM, per actor), results in order."""
+                cpus_per_worker: float, gpus_per_worker: float, actor_pool: bool | None = None) -> Iterator[tuple[int, Any]]:
+    """(shard, scored rows) from Ray Data: the shards to do as blocks, `map_batches` of the scorer
+    (tasks for rule rewards, one verifier pool per Ray worker process; an actor pool for learned
+    rewards, one model per actor), results in order."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import ray
@@ -217,19 +232,27 @@ def ray_batches(table: Any, plan: Plan, todo: list[int], scorer: Scorer, batch_s
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True  # shards complete one after another
     ctx.enable_progress_bars = False  # ours counts rows
-    blocks = []
+    blocks = []  # a few batches per block: Ray hands a whole block to one actor, so small blocks balance and stream
+    block_rows = max(batch_size, min(plan.shard_size, 4 * batch_size))
     for k in todo:
         start = k * plan.shard_size
         shard = table.slice(start, min(plan.shard_size, plan.rows - start))
-        blocks.append(shard.append_column(SHARD_COLUMN, pa.array([k] * shard.num_rows, type=pa.int32())))
-    if actors is None:
-        actors = max(1, int(ray.cluster_resources().get("CPU", 1) // max(cpus_per_actor, 1e-9)))
-    ds = ray.data.from_arrow(blocks).map_batches(
-        Scorer, fn_constructor_kwargs={"spec": scorer.spec, "prompt_column": scorer.prompt_column,
-                                       "completion_column": scorer.completion_column,
-                                       "verifier_workers": max(1, int(cpus_per_actor))},
-        batch_size=batch_size, batch_format="pyarrow", concurrency=actors, num_cpus=cpus_per_actor,
-        **({"num_gpus": gpus_per_actor} if gpus_per_actor else {}))
+        shard = shard.append_column(SHARD_COLUMN, pa.array([k] * shard.num_rows, type=pa.int32()))
+        blocks.extend(shard.slice(at, block_rows) for at in range(0, shard.num_rows, block_rows))
+    from rewards.spec import is_learned
+
+    settings = {"spec": scorer.spec, "prompt_column": scorer.prompt_column, "completion_column": scorer.completion_column,
+                "verifier_workers": max(1, int(cpus_per_worker))}
+    resources = {"num_cpus": cpus_per_worker, **({"num_gpus": gpus_per_worker} if gpus_per_worker else {})}
+    ds = ray.data.from_arrow(blocks)
+    if actor_pool if actor_pool is not None else is_learned(scorer.spec):  # a model per actor, loaded once
+        if actors is None:
+            actors = max(1, int(ray.cluster_resources().get("CPU", 1) // max(cpus_per_worker, 1e-9)))
+        ds = ds.map_batches(Scorer, fn_constructor_kwargs=settings, batch_size=batch_size, batch_format="pyarrow",
+                            concurrency=actors, **resources)
+    else:  # tasks: Ray reuses its worker processes, and each keeps its scorer and verifier pool
+        ds = ds.map_batches(score_in_worker, fn_kwargs=settings, batch_size=batch_size, batch_format="pyarrow",
+                            **({"concurrency": actors} if actors else {}), **resources)
     for batch in ds.iter_batches(batch_size=None, batch_format="pyarrow"):
         ids = batch.column(SHARD_COLUMN)
         for k in sorted(set(ids.to_pylist())):
@@ -248,8 +271,10 @@ def start_ray(address: str | None) -> None:
         ray.init(address=address, log_to_driver=False)
         return
     root = str(Path(__file__).resolve().parents[1])
-    path = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    ray.init(include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": path}})
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:  # the local instance's workers inherit this environment (and start faster than with a runtime_env)
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    ray.init(include_dashboard=False, log_to_driver=False)
 
 
 def run_shards(batches: Iterator[tuple[int, Any]], plan: Plan, todo: list[int], progress: Callable[[int], None]) -> None:
@@ -288,8 +313,8 @@ def summarize(table: Any, seconds: float, scored_rows: int) -> dict[str, Any]:
 def score_dataset(data: str, reward: str, output: Path, *, split: str = "train", prompt_column: str = "prompt",
                   completion_column: str = "completion", engine: str = "local", batch_size: int = 512, shard_size: int = 10_000,
                   limit: int | None = None, workers: int | None = None, ray_address: str | None = None, actors: int | None = None,
-                  cpus_per_actor: float = 1.0, gpus_per_actor: float = 0.0, overwrite: bool = False, progress_bar: bool = True,
-                  table: Any = None) -> dict[str, Any]:
+                  cpus_per_worker: float = 1.0, gpus_per_worker: float = 0.0, actor_pool: bool | None = None,
+                  overwrite: bool = False, progress_bar: bool = True, table: Any = None) -> dict[str, Any]:
     """Score `data` with `reward` into `output` (see the module docstring); returns the summary.
     `table` (a pyarrow Table) may be given instead of reading `data`."""
     from tqdm.auto import tqdm
@@ -316,7 +341,7 @@ def score_dataset(data: str, reward: str, output: Path, *, split: str = "train",
     try:
         if todo and engine == "ray":
             start_ray(ray_address)
-            batches = ray_batches(table, plan, todo, scorer, batch_size, actors, cpus_per_actor, gpus_per_actor)
+            batches = ray_batches(table, plan, todo, scorer, batch_size, actors, cpus_per_worker, gpus_per_worker, actor_pool)
         elif todo:
             batches = local_batches(table, plan, todo, scorer, batch_size)
         else:

@@ -33,9 +33,10 @@ class ScoreDataConfig:
     limit: int | None = opt(None, "score only the first N rows")
     workers: int | None = opt(None, "local engine: verifier worker processes (default: min(cpu count, 4))")
     ray_address: str | None = opt(None, "ray engine: cluster address ('auto' inside a cluster); default: start a local Ray instance")
-    actors: int | None = opt(None, "ray engine: scoring actors (default: the cluster's CPUs / --cpus-per-actor)")
-    cpus_per_actor: float = opt(1.0, "ray engine: CPUs per actor; also its verifier worker processes")
-    gpus_per_actor: float = opt(0.0, "ray engine: GPUs per actor (learned reward models)")
+    actors: int | None = opt(None, "ray engine: scorers at once (learned rewards: the actor pool's size; default: the cluster's CPUs / --cpus-per-worker)")
+    cpus_per_worker: float = opt(1.0, "ray engine: CPUs per Ray task / actor; also the size of its verifier worker pool")
+    gpus_per_worker: float = opt(0.0, "ray engine: GPUs per actor (learned reward models)")
+    actor_pool: bool | None = opt(None, "ray engine: score on an actor pool (true) or with tasks (false); default: actors for learned rewards, tasks for rule rewards")
     overwrite: bool = opt(False, "discard finished shards of an earlier run on the same --output")
     progress: bool = opt(True, "show a progress bar")
 
@@ -53,8 +54,8 @@ class ScoreDataConfig:
         for name in ("limit", "workers", "actors"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
-        if self.cpus_per_actor <= 0 or self.gpus_per_actor < 0:
-            raise ValueError("--cpus-per-actor must be > 0 and --gpus-per-actor >= 0")
+        if self.cpus_per_worker <= 0 or self.gpus_per_worker < 0:
+            raise ValueError("--cpus-per-worker must be > 0 and --gpus-per-worker >= 0")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -74,8 +75,9 @@ def run(args: argparse.Namespace) -> int:
         summary = score_dataset(config.data, config.reward, config.output, split=config.split, prompt_column=config.prompt_column,
                                 completion_column=config.completion_column, engine=config.engine, batch_size=config.batch_size,
                                 shard_size=config.shard_size, limit=config.limit, workers=config.workers,
-                                ray_address=config.ray_address, actors=config.actors, cpus_per_actor=config.cpus_per_actor,
-                                gpus_per_actor=config.gpus_per_actor, overwrite=config.overwrite, progress_bar=config.progress)
+                                ray_address=config.ray_address, actors=config.actors, cpus_per_worker=config.cpus_per_worker,
+                                gpus_per_worker=config.gpus_per_worker, actor_pool=config.actor_pool, overwrite=config.overwrite,
+                                progress_bar=config.progress)
     except ValueError as exc:
         print(f"rewardlab score-data: {exc}", file=sys.stderr)
         return 2

@@ -110,24 +110,29 @@ def test_cli_errors_name_the_fix(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ray_data_engine_gives_the_local_verdicts_and_resumes(tmp_path):
+def test_ray_data_engine_gives_the_local_verdicts_and_resumes(tmp_path, monkeypatch):
     ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'rewardlab[ray]')")
-    rows = write_rows(tmp_path / "in.jsonl", 1500)
+    write_rows(tmp_path / "in.jsonl", 1500)
     local = score_dataset(str(tmp_path / "in.jsonl"), SPEC, tmp_path / "local.parquet", shard_size=400, progress_bar=False)
+    expected = read(tmp_path / "local.parquet")
     root = str(Path(__file__).resolve().parents[2])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}})
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))  # Ray's workers inherit it
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
+        # tasks (rule rewards: one verifier pool per Ray worker process)
         out = tmp_path / "ray.parquet"
         remote = score_dataset(str(tmp_path / "in.jsonl"), SPEC, out, engine="ray", shard_size=400, batch_size=128,
-                               actors=2, progress_bar=False)
-        assert read(out) == read(tmp_path / "local.parquet")  # same rows, order, rewards and verdicts
+                               progress_bar=False)
+        assert read(out) == expected  # same rows, order, rewards and verdicts
         assert remote["verdict"] == local["verdict"] and remote["engine"] == "ray"
         shards = out.with_name("ray.parquet.shards")
         (shards / "shard-00002.parquet").unlink()
         again = score_dataset(str(tmp_path / "in.jsonl"), SPEC, out, engine="ray", shard_size=400, batch_size=128,
-                              actors=2, progress_bar=False)
-        assert again["scored_this_run"] == 400 and read(out) == read(tmp_path / "local.parquet")
+                              progress_bar=False)
+        assert again["scored_this_run"] == 400 and read(out) == expected
+        # an actor pool (what learned rewards use: a model loaded once per actor)
+        pooled = score_dataset(str(tmp_path / "in.jsonl"), SPEC, tmp_path / "actors.parquet", engine="ray", shard_size=400,
+                               batch_size=128, actors=2, actor_pool=True, progress_bar=False)
+        assert read(tmp_path / "actors.parquet") == expected and pooled["scored_this_run"] == 1500
     finally:
         ray.shutdown()
-    assert len(rows) == 1500
