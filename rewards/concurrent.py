@@ -6,7 +6,7 @@ an event loop of its own). Everything in rewardlab that calls a reward goes thro
 `Combine`, TRL), so a reward can be written either way and used everywhere:
 
 - `call_reward(fn, ...)`: the values of a sync reward, or of an async one run to completion (on
-  this thread's new event loop, or on a helper thread when this thread already runs a loop);
+  this thread's new event loop, or on a thread of its own when this thread already runs a loop);
 - `acall_reward(fn, ...)`: awaits an async reward; a blocking one runs in a thread
   (`asyncio.to_thread`), so the event loop and the other rewards keep going;
 - `as_async(fn)`: a blocking reward as an `async def` callable with the same name and metrics, for
@@ -44,8 +44,8 @@ def is_async_reward(fn: Any) -> bool:
 
 def run_sync(awaitable: Awaitable[T]) -> T:
     """Run a coroutine to completion from blocking code. On a thread that already runs an event
-    loop (e.g. inside a notebook or a server handler) the coroutine gets a helper thread with a
-    loop of its own, as blocking there would stall the caller's loop."""
+    loop (e.g. a notebook cell or a server handler calling a blocking reward) the coroutine runs on
+    a thread of its own with a loop of its own (`asyncio.run` cannot nest); the caller waits."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -400,6 +400,19 @@ def collect_batch(run: Run, first: Any = None) -> Batch | None:
                  behaviour=concat_behaviour([k[5] for k in kept], rollout.completion_ids.shape[1]))
 
 
+def overlap_rounds(run: Run, scorer: BackgroundScorer | None, ahead: Any, step: int) -> tuple[Any, Any]:
+    """--overlap: (the future scores of this step's batch, those of the next step's batch). This
+    step's batch was generated during the previous step (or is generated now, on the first step and
+    after a checkpoint); the next one is generated now, with the current weights, and queued behind
+    it on the scorer thread. (None, None) without --overlap."""
+    if scorer is None:
+        return None, None
+    if ahead is None:
+        ahead = scorer.submit(generate_round(run, run.config.prompts_per_step))
+    following = scorer.submit(generate_round(run, run.config.prompts_per_step)) if generates_ahead(run.config, step) else None
+    return ahead, following
+
+
 def generates_ahead(config: RLConfig, step: int) -> bool:
     """Whether step `step` generates the next step's batch while it trains (--overlap): not on
     checkpoint steps nor the last step, so that a checkpoint never holds a half-used batch."""
@@ -639,11 +652,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
     try:
         for step in range(start_step + 1, config.steps + 1):
             t0 = time.time()
-            if scorer is not None and ahead is None:  # the first step, or the one after a checkpoint
-                ahead = scorer.submit(generate_round(run, config.prompts_per_step))
-            this_step, ahead = ahead, None
-            if generates_ahead(config, step):  # the next batch, generated now: scored while this one trains
-                ahead = scorer.submit(generate_round(run, config.prompts_per_step))
+            this_step, ahead = overlap_rounds(run, scorer, ahead, step)  # --overlap: this batch's scores to come, and the next batch
             batch = collect_batch(run, this_step)  # 1-2. sample prompts, generate G completions each, score them
             if batch is None:  # dynamic sampling found no group with any signal: log and move on
                 _write(log_file, tb, {"step": step, "skipped": "all groups had zero reward variance", "zero_variance_frac": 1.0})

@@ -131,7 +131,7 @@ def test_combine_from_inside_a_running_event_loop():
 
     async def main():
         awaited = await fn.acall(["q"], ["12"])
-        blocking = fn(["q"], ["12"])  # a sync call inside a loop: a helper thread runs the parts
+        blocking = fn(["q"], ["12"])  # a sync call inside a loop: a thread of its own runs the parts
         return awaited, blocking
 
     assert asyncio.run(main()) == ([3.0], [3.0])
