@@ -118,7 +118,9 @@ def score_groups(reward: Any, prompts: Sequence[Any], completions: list[list[str
     flat_prompts = [p for p, group in zip(prompts, completions) for _ in group]
     flat = [c for group in completions for c in group]
     flat_cols = {k: [v for v, group in zip(vals, completions) for _ in group] for k, vals in columns.items()}
-    values = list(reward(flat_prompts, flat, **flat_cols))
+    from rewards.concurrent import call_reward
+
+    values = list(call_reward(reward, flat_prompts, flat, **flat_cols))
     if len(values) != len(flat):
         raise ValueError(f"reward returned {len(values)} values for {len(flat)} completions")
     out, i = [], 0

@@ -2,7 +2,10 @@
 
 - TRL: nothing to adapt - every reward is a valid item of `GRPOTrainer(reward_funcs=[...])` (same
   signature, extra keyword arguments accepted, `__name__` set, metrics sent to `log_metric`).
-  `trl_reward_funcs(reward)` unpacks a `Combine` into `reward_funcs` / `reward_weights`.
+  `trl_reward_funcs(reward)` unpacks a `Combine` into `reward_funcs` / `reward_weights`. Async
+  rewards (`async def`) are passed through as they are: TRL awaits them together on its event loop.
+  TRL runs blocking rewards one after another; `trl_reward_funcs(reward, concurrent=True)` wraps
+  them as async callables (run on threads) so that TRL overlaps them too.
 - verl: `as_verl_compute_score(reward)` -> `compute_score(data_source, solution_str, ground_truth,
   extra_info=None, **kw)`, and `as_verl_batch_compute_score` for verl's batch reward manager.
 - OpenRLHF: `as_openrlhf_reward_func(reward)` -> `reward_func(queries, prompts, labels, **kw)`
@@ -16,19 +19,30 @@ import math
 from typing import Any, Callable, Sequence
 
 from rewards.base import reward_metrics
+from rewards.concurrent import call_reward
 
 
-def trl_reward_funcs(reward: Any) -> dict[str, list[Any]]:
+def trl_reward_funcs(reward: Any, concurrent: bool = False) -> dict[str, list[Any]]:
     """`{"reward_funcs": [...], "reward_weights": [...]}` for TRL: a `Combine`'s components with their
-    weights, or any other reward alone with weight 1.
+    weights, or any other reward alone with weight 1. Async rewards stay async (TRL awaits them
+    concurrently); `concurrent=True` also makes the blocking ones async (each runs on a thread), so
+    TRL scores with all of them at once.
 
     >>> from rewards import build_reward
+    >>> from rewards.concurrent import is_async_reward
     >>> args = trl_reward_funcs(build_reward("format:integer*1+length:target=4*0.1"))
     >>> [f.__name__ for f in args["reward_funcs"]], args["reward_weights"]
     (['format', 'length'], [1.0, 0.1])
+    >>> [is_async_reward(f) for f in trl_reward_funcs(build_reward("format:integer"), concurrent=True)["reward_funcs"]]
+    [True]
     """
+    from rewards.concurrent import as_async
+
     as_trl = getattr(reward, "as_trl", None)
-    return as_trl() if callable(as_trl) else {"reward_funcs": [reward], "reward_weights": [1.0]}
+    args = as_trl() if callable(as_trl) else {"reward_funcs": [reward], "reward_weights": [1.0]}
+    if concurrent:
+        args["reward_funcs"] = [as_async(f) for f in args["reward_funcs"]]
+    return args
 
 
 def _number(value: Any, none_score: float) -> tuple[float, bool]:
@@ -59,7 +73,7 @@ def as_verl_compute_score(reward: Any, answer_column: str = "answer", none_score
         columns = {k: [v] for k, v in extra.items() if isinstance(k, str)}
         columns[answer_column] = [ground_truth]
         columns.setdefault("data_source", [data_source])
-        value, was_none = _number(reward([prompt], [solution_str], **columns)[0], none_score)
+        value, was_none = _number(call_reward(reward, [prompt], [solution_str], **columns)[0], none_score)
         if not return_dict:
             return value
         metrics = {k: float(v) for k, v in reward_metrics(reward).items() if isinstance(v, (int, float))}
@@ -86,7 +100,7 @@ def as_verl_batch_compute_score(reward: Any, answer_column: str = "answer", none
         columns = {k: [e.get(k) for e in extras] for k in keys}
         columns[answer_column] = list(ground_truths)
         columns.setdefault("data_source", list(data_sources))
-        return [_number(v, none_score)[0] for v in reward(prompts, list(solution_strs), **columns)]
+        return [_number(v, none_score)[0] for v in call_reward(reward, prompts, list(solution_strs), **columns)]
 
     return compute_score
 
@@ -119,25 +133,39 @@ def as_openrlhf_reward_func(reward: Any, label_column: str = "answer", none_scor
 
     def reward_func(queries: Sequence[str], prompts: Sequence[str] | None = None, labels: Sequence[Any] | None = None,
                     **kw: Any) -> dict[str, Any]:
-        if prompts is None:  # older OpenRLHF sends only the queries: the whole query is the completion
-            prompts = [""] * len(queries)
-        if len(queries) != len(prompts):
-            raise ValueError(f"OpenRLHF request: {len(queries)} queries but {len(prompts)} prompts; send one prompt per query")
-        completions = [split_query(q, p) for q, p in zip(queries, prompts)]
-        columns = {k: v for k, v in kw.items() if isinstance(v, (list, tuple)) and len(v) == len(queries)}
-        if labels is not None:
-            if len(labels) != len(queries):
-                raise ValueError(f"OpenRLHF request: {len(labels)} labels for {len(queries)} queries")
-            columns[label_column] = list(labels)
-        raw = list(reward(list(prompts), completions, **columns))
-        pairs = [_number(v, none_score) for v in raw]
-        rewards = [v for v, _ in pairs]
-        from rewards.combine import Combine
-
-        # a Combine's metrics are already named per component; others get the reward's name
-        prefix = "" if isinstance(reward, Combine) else f"{getattr(reward, '__name__', 'reward')}/"
-        extra_logs = {prefix + k: float(v) for k, v in reward_metrics(reward).items() if isinstance(v, (int, float))}
-        extra_logs["not_applicable"] = float(sum(none for _, none in pairs))
-        return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}
+        prompts, completions, columns = openrlhf_inputs(queries, prompts, labels, kw, label_column)
+        raw = list(call_reward(reward, prompts, completions, **columns))
+        return openrlhf_outputs(reward, raw, reward_metrics(reward), none_score)
 
     return reward_func
+
+
+def openrlhf_inputs(queries: Sequence[str], prompts: Sequence[str] | None, labels: Sequence[Any] | None, extra: dict[str, Any],
+                    label_column: str = "answer") -> tuple[list[str], list[str], dict[str, list[Any]]]:
+    """(prompts, completions, columns) of an OpenRLHF request: the response is what follows the
+    prompt in each query; `labels` become column `label_column`; other list fields of the right
+    length become columns too."""
+    if prompts is None:  # older OpenRLHF sends only the queries: the whole query is the completion
+        prompts = [""] * len(queries)
+    if len(queries) != len(prompts):
+        raise ValueError(f"OpenRLHF request: {len(queries)} queries but {len(prompts)} prompts; send one prompt per query")
+    completions = [split_query(q, p) for q, p in zip(queries, prompts)]
+    columns = {k: list(v) for k, v in extra.items() if isinstance(v, (list, tuple)) and len(v) == len(queries)}
+    if labels is not None:
+        if len(labels) != len(queries):
+            raise ValueError(f"OpenRLHF request: {len(labels)} labels for {len(queries)} queries")
+        columns[label_column] = list(labels)
+    return list(prompts), completions, columns
+
+
+def openrlhf_outputs(reward: Any, values: Sequence[Any], metrics: dict[str, Any], none_score: float = 0.0) -> dict[str, Any]:
+    """OpenRLHF's answer `{"rewards", "scores", "extra_logs"}` for the reward's `values` and `metrics`."""
+    from rewards.combine import Combine
+
+    pairs = [_number(v, none_score) for v in values]
+    rewards = [v for v, _ in pairs]
+    # a Combine's metrics are already named per component; others get the reward's name
+    prefix = "" if isinstance(reward, Combine) else f"{getattr(reward, '__name__', 'reward')}/"
+    extra_logs = {prefix + k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+    extra_logs["not_applicable"] = float(sum(none for _, none in pairs))
+    return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}

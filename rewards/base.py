@@ -159,6 +159,20 @@ def reward_metrics(fn: Any) -> dict[str, float]:
     return dict(getattr(fn, "last_metrics", None) or {})
 
 
+def is_itemwise(fn: Any) -> bool:
+    """Whether a reward gives each item a value that depends on that item alone, not on the other
+    items of the batch (read from its `itemwise` attribute; False when it has none). A service may
+    then score the items of several requests in one call. Rewards that compare the completions of
+    a prompt (majority vote, group normalisation) are not itemwise; mark a function of your own
+    with `fn.itemwise = True` when it is.
+
+    >>> from rewards.shaping import FormatReward
+    >>> is_itemwise(FormatReward("integer")), is_itemwise(lambda prompts, completions, **columns: [])
+    (True, False)
+    """
+    return getattr(fn, "itemwise", False) is True
+
+
 def reward_name(fn: Any) -> str:
     return getattr(fn, "name", None) or getattr(fn, "__name__", None) or type(fn).__name__
 

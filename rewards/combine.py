@@ -7,17 +7,27 @@ component before the weighted sum (`order="normalize_then_sum"`) or to the total
 passes (e.g. the RM reward only when the format is right). `none` says what a None component does
 to the total: `skip` it, count it as `zero`, or `propagate` None. The total is clipped to `clip`.
 
+Components run at once (`concurrent=True`, the default): async components (`async def`) are
+awaited together on an event loop, blocking ones run on threads (a verifier's worker pool, an RM's
+forward pass and a remote judge overlap), and each still reports its own metrics. A reward object
+that appears in several components is called one component at a time (its `last_metrics` are
+read right after its own call). `acall` is the same for asyncio code.
+
 For TRL, `Combine.as_trl()` gives `reward_funcs` and `reward_weights` (gates applied by wrapping).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import NamedReward, RewardOutput, Text, check_batch, group_indices, inner_columns, publish, reward_metrics, reward_name
+from rewards.base import (NamedReward, RewardOutput, Text, check_batch, group_indices, inner_columns, is_itemwise, publish, reward_metrics,
+                          reward_name)
+from rewards.concurrent import acall_reward, as_async, call_reward, gather_blocking, is_async_reward, run_sync
 
 Values = list[float | None]
 
@@ -90,11 +100,28 @@ class Gated(NamedReward):
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Values:
         inner = inner_columns(columns)
-        values = list(self.reward(prompts, completions, **inner))
-        gate = list(self.gate(prompts, completions, **inner))
+        values, gate = gather_blocking([lambda: call_reward(self.reward, prompts, completions, **inner),
+                                        lambda: call_reward(self.gate, prompts, completions, **inner)])
+        return self._apply(list(values), list(gate), columns)
+
+    async def acall(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Values:
+        inner = inner_columns(columns)
+        values, gate = await asyncio.gather(acall_reward(self.reward, prompts, completions, **inner),
+                                            acall_reward(self.gate, prompts, completions, **inner))
+        return self._apply(list(values), list(gate), columns)
+
+    def _apply(self, values: list, gate: list, columns: dict[str, Any]) -> Values:
         out = [None if v is None else (v if g is not None and g >= self.threshold else self.closed_value) for v, g in zip(values, gate)]
         publish(self, {"gate_open_frac": sum(g is not None and g >= self.threshold for g in gate) / max(len(gate), 1)}, columns)
         return out
+
+    @property
+    def is_async(self) -> bool:
+        return is_async_reward(self.reward) or is_async_reward(self.gate)
+
+    @property
+    def itemwise(self) -> bool:
+        return is_itemwise(self.reward) and is_itemwise(self.gate)
 
 
 def _renamed(fn: Any, name: str) -> Any:
@@ -126,8 +153,11 @@ class Combine(NamedReward):
     gate_threshold: float = 0.5  # a gate passes where its value is >= this
     clip: tuple[float | None, float | None] = (None, None)  # bounds of the total
     none: str = "skip"  # what a None component does to the total: skip | zero | propagate
+    concurrent: bool = True  # run the components at once (async ones on an event loop, blocking ones on threads)
     name: str = "combined"
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # each component's values on the last call (before weights, gates and normalisation), by name
+    last_components: dict[str, list] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         names = [c[0] for c in self.components]
@@ -150,17 +180,72 @@ class Combine(NamedReward):
         by_name = {n: f for n, f, _ in self.components}
         funcs = [Gated(f, by_name[self.gates[n]], self.gate_threshold, name=n) if n in self.gates else _renamed(f, n)
                  for n, f, _ in self.components]
+        # TRL awaits async rewards itself; a gate around an async reward must be awaitable too
+        funcs = [as_async(f) if isinstance(f, Gated) and f.is_async else f for f in funcs]
         return {"reward_funcs": funcs, "reward_weights": [w for _, _, w in self.components]}
+
+    @property
+    def itemwise(self) -> bool:
+        """Each item's total depends on that item alone: no normalisation over the batch or the
+        group, and every component itemwise."""
+        return self.normalize == "none" and all(is_itemwise(fn) for _, fn, _ in self.components)
+
+    @property
+    def is_async(self) -> bool:
+        """Whether any component is async (then the components run on an event loop)."""
+        return any(is_async_reward(fn) or getattr(fn, "is_async", False) for _, fn, _ in self.components)
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Any:
         check_batch(prompts, completions, self.name)
+        if self.concurrent and self.is_async:
+            return run_sync(self.acall(prompts, completions, **columns))
         inner = inner_columns(columns)
+        calls = {}  # one call slot per distinct reward object, its components one after another
+        for name, fn, _ in self.components:
+            calls.setdefault(id(fn), []).append((name, fn))
+        slots = [functools.partial(self._run_slot, slot, prompts, completions, inner) for slot in calls.values()]
+        if self.concurrent:
+            results = gather_blocking(slots)
+        else:
+            results = [slot() for slot in slots]
+        return self._finish(dict(item for result in results for item in result), prompts, completions, columns)
+
+    async def acall(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> Any:
+        """`__call__` for asyncio code: async components awaited together, blocking ones on threads."""
+        check_batch(prompts, completions, self.name)
+        inner = inner_columns(columns)
+        calls = {}
+        for name, fn, _ in self.components:
+            calls.setdefault(id(fn), []).append((name, fn))
+
+        async def slot(pairs: list) -> list:
+            out = []
+            for name, fn in pairs:
+                values = await acall_reward(fn, prompts, completions, **inner)
+                out.append((name, (values, reward_metrics(fn))))
+            return out
+
+        results = await asyncio.gather(*(slot(pairs) for pairs in calls.values()))
+        return self._finish(dict(item for result in results for item in result), prompts, completions, columns)
+
+    @staticmethod
+    def _run_slot(pairs: list, prompts: Sequence[Text], completions: Sequence[Text], inner: dict[str, Any]) -> list:
+        """(name, (values, metrics)) of each component of one reward object, called in turn."""
+        out = []
+        for name, fn in pairs:
+            values = call_reward(fn, prompts, completions, **inner)
+            out.append((name, (values, reward_metrics(fn))))
+        return out
+
+    def _finish(self, called: dict[str, tuple[Any, dict[str, float]]], prompts: Sequence[Text], completions: Sequence[Text],
+                columns: dict[str, Any]) -> Any:
+        """The total of the components' values (normalised, gated, clipped) and every component's metrics."""
         groups = group_indices(prompts)
         norm = NORMALIZERS[self.normalize]
         raw: dict[str, Any] = {}
         metrics: dict[str, float] = {}
         for name, fn, _ in self.components:
-            out = fn(prompts, completions, **inner)
+            out, own_metrics = called[name]
             if len(out) != len(completions):
                 raise ValueError(f"component {name!r} returned {len(out)} rewards for {len(completions)} completions")
             raw[name] = out
@@ -169,9 +254,11 @@ class Combine(NamedReward):
             metrics[f"{name}/mean"] = sum(kept) / len(kept) if kept else float("nan")
             metrics[f"{name}/std"] = math.sqrt(sum((v - metrics[f"{name}/mean"]) ** 2 for v in kept) / len(kept)) if kept else float("nan")
             metrics[f"{name}/none_frac"] = (len(values) - len(kept)) / max(len(values), 1)
-            for key, value in reward_metrics(fn).items():
+            for key, value in own_metrics.items():
                 metrics[f"{name}/{key}"] = value
         values = {name: [None if v is None else float(v) for v in out] for name, out in raw.items()}
+        self.last_components.clear()
+        self.last_components.update({name: list(v) for name, v in values.items()})
         for target, gate in self.gates.items():
             g = values[gate]
             values[target] = [None if v is None else (v if g[i] is not None and g[i] >= self.gate_threshold else 0.0)

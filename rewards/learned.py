@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, ClassVar, Callable, Sequence
 
 from rewards.base import NamedReward, Text, check_batch, completion_text, prompt_text, publish
 
@@ -85,6 +85,8 @@ class ScalarRMReward(NamedReward):
     [2.0, 4.0]
     """
 
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
+
     model: Any  # reward model with .score(prompts, responses) -> list[float]
     standardize: bool = False  # divide by running statistics (mean 0, std 1 over all batches so far)
     batch_size: int = 32  # RM scoring batch size
@@ -119,6 +121,8 @@ class QuantileRMReward(NamedReward):
     >>> QuantileRMReward(Fake(), utility="risk", param=0.5)(["q"], ["a"]), QuantileRMReward(Fake(), "cvar", 0.1)(["q"], ["a"])
     ([0.0], [-2.0])
     """
+
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
 
     model: Any  # quantile RM with .score(prompts, responses) -> list[QuantileScore]
     utility: str = "mean"  # mean | lower | cvar | risk

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, ClassVar, Callable, Sequence
 
 from rewards.base import NamedReward, RewardOutput, Text, check_batch, completion_text, inner_columns, prompt_text, publish
 
@@ -142,6 +142,8 @@ class PRMReward(NamedReward):
     >>> out.totals, out.step_rewards, out.step_ends
     ([-0.3], [[0.0, -0.3]], [[5, 8]])
     """
+
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
 
     model: Any  # PRM with .score(prompts, steps) -> list[StepScores] (step_probs: prefix scores)
     refine: str = "clip-delta"  # raw | clip | delta | clip-delta (dense form)

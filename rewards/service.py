@@ -11,18 +11,28 @@
 
 Bad requests get a 4xx answer naming the field. The protections are the verifier service's
 (`verifiers.service.add_protections` with `ServiceLimits`): bearer token (401), body size (413),
-items per request (413), concurrent requests (429); `/health` stays open.
-Reward calls run one at a time in a worker thread (a reward keeps the metrics of its last call).
+items per request (413), requests in flight (429 + Retry-After); `/health` stays open.
+
+Micro-batching (`verifiers.batching`): requests wait in a queue and a consumer scores the items of
+concurrent requests in one reward call (one call at a time, on a worker thread: a reward keeps the
+metrics of its last call), so a client sending one query per request (OpenRLHF) gets the verifier
+pool's and the RM's batching. Requests are merged only when the reward is itemwise
+(`rewards.base.is_itemwise`: each value depends on its own item; a majority vote or a group
+normalisation must see each request alone) and the requests carry the same columns. Merged
+requests share the metrics of their batch (`extra_logs` / `metrics` say so with `batch/requests`
+and `batch/items`). A request is turned away only when the queue is full (503 + Retry-After), or
+answered 504 past its deadline (`request_timeout`); OpenRLHF's client retries both.
 """
 
 # no `from __future__ import annotations`: FastAPI reads the request models from real annotations
 
+import itertools
 import math
-import threading
 from typing import Any
 
-from rewards.adapters import as_openrlhf_reward_func
-from rewards.base import RewardOutput, reward_metrics
+from rewards.adapters import openrlhf_inputs, openrlhf_outputs
+from rewards.base import RewardOutput, is_itemwise, reward_metrics
+from rewards.concurrent import call_reward
 
 
 def _finite(metrics: dict[str, Any]) -> dict[str, float | None]:
@@ -40,9 +50,10 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     ['/', '/get_reward', '/health', '/reward']
     """
     from fastapi import FastAPI, HTTPException
+    from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
-    from verifiers.service import add_protections, check_items, items_field
+    from verifiers.service import add_protections, batched, check_items, items_field, make_batcher
 
     app = FastAPI(title="rewardlab reward service", version="1")
     add_protections(app, limits)
@@ -58,13 +69,40 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
         prompts: list[Any] = items_field(app, "prompts (strings or chat messages)")
         completions: list[Any] = items_field(app, "completions (strings or chat messages)")
         columns: dict[str, list[Any]] = Field(default_factory=dict, description="extra dataset columns, one value per completion")
-    lock = threading.Lock()
-    openrlhf = as_openrlhf_reward_func(reward, label_column=label_column, none_score=none_score)
+    limits = app.state.limits
+    merge = is_itemwise(reward)
+    alone = itertools.count()  # a key of its own for each request when requests must not be merged
 
-    def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def run_batch(key: Any, payloads: list) -> list:
+        """One reward call for the items of every request in the batch; each gets its own slice."""
+        prompts = [p for payload in payloads for p in payload[0]]
+        completions = [c for payload in payloads for c in payload[1]]
+        columns = {name: [v for payload in payloads for v in payload[2][name]] for name in payloads[0][2]}
+        out = call_reward(reward, prompts, completions, **columns)
+        if len(out) != len(completions):
+            raise RuntimeError(f"the reward returned {len(out)} values for {len(completions)} completions")
+        metrics = dict(reward_metrics(reward))
+        if len(payloads) > 1:
+            metrics.update({"batch/requests": float(len(payloads)), "batch/items": float(len(completions))})
+        dense = isinstance(out, RewardOutput) and out.is_dense
+        results, at = [], 0
+        for payload in payloads:
+            n = len(payload[1])
+            part = {"values": list(out[at : at + n]) if not isinstance(out, RewardOutput) else out.totals[at : at + n],
+                    "metrics": metrics}
+            if dense:
+                part["step_rewards"], part["step_ends"] = out.step_rewards[at : at + n], out.step_ends[at : at + n]
+            results.append(part)
+            at += n
+        return results
+
+    batcher = make_batcher(limits, run_batch, concurrency=1, name="reward-batcher")
+    app.state.batcher = batcher
+
+    async def scored(prompts: list, completions: list, columns: dict[str, list]) -> dict[str, Any]:
+        key = ("merge", tuple(sorted(columns))) if merge else ("alone", next(alone))
         try:
-            with lock:
-                return fn(*args, **kwargs)
+            return await batched(batcher, limits, key, (prompts, completions, columns), len(completions))
         except (ValueError, TypeError) as exc:  # bad input: the reward's own message names the field
             raise HTTPException(400, str(exc)) from None
 
@@ -72,32 +110,38 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     def health() -> dict[str, Any]:
         return {"status": "ok", "reward": spec}
 
-    def remote_rm(request: OpenRLHFRequest) -> dict[str, Any]:
+    @app.get("/stats")
+    def stats() -> dict[str, Any]:
+        """Micro-batching counters: batches, items, mean batch size, refused and expired requests."""
+        return {"batching": batcher.stats(), "itemwise": merge}
+
+    async def remote_rm(request: OpenRLHFRequest) -> dict[str, Any]:
         check_items(app, len(request.query))
-        out = call(openrlhf, request.query, request.prompts, request.labels)
+        try:
+            prompts, completions, columns = openrlhf_inputs(request.query, request.prompts, request.labels, {}, label_column)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        part = await scored(prompts, completions, columns)
+        out = openrlhf_outputs(reward, part["values"], part["metrics"], none_score)
         out["extra_logs"] = _finite(out["extra_logs"])
-        return out
+        return JSONResponse(out)  # plain JSON: skips FastAPI's per-request encoding pass (a cost per item for one-item clients)
 
     app.post("/get_reward")(remote_rm)
     app.post("/")(remote_rm)
 
     @app.post("/reward")
-    def batch(request: BatchRequest) -> dict[str, Any]:
+    async def batch(request: BatchRequest) -> dict[str, Any]:
         check_items(app, len(request.completions))
         if len(request.prompts) != len(request.completions):
             raise HTTPException(422, f"prompts has {len(request.prompts)} items but completions has {len(request.completions)}; send one prompt per completion")
         for name, values in request.columns.items():
             if len(values) != len(request.completions):
                 raise HTTPException(422, f"columns[{name!r}] has {len(values)} values for {len(request.completions)} completions")
-
-        def run() -> dict[str, Any]:
-            out = reward(request.prompts, request.completions, **request.columns)
-            body: dict[str, Any] = {"rewards": [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in out],
-                                    "metrics": _finite(reward_metrics(reward))}
-            if isinstance(out, RewardOutput) and out.is_dense:
-                body["step_rewards"], body["step_ends"] = out.step_rewards, out.step_ends
-            return body
-
-        return call(run)
+        part = await scored(request.prompts, request.completions, request.columns)
+        body: dict[str, Any] = {"rewards": [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in part["values"]],
+                                "metrics": _finite(part["metrics"])}
+        if "step_rewards" in part:
+            body["step_rewards"], body["step_ends"] = part["step_rewards"], part["step_ends"]
+        return JSONResponse(body)
 
     return app

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from rewards.base import (THINK_OPEN, NamedReward, Text, assistant_turn, check_batch, check_reasoning, completion_text,
                           inner_columns, publish)
@@ -44,6 +44,8 @@ class FormatReward(NamedReward):
     >>> FormatReward("think-answer")(["q <think>"], ["1+1</think><answer>2</answer>"])  # prefilled <think>
     [1.0]
     """
+
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
 
     pattern: str = "think-answer"  # a name in FORMAT_PATTERNS or a regular expression
     name: str = "format"
@@ -89,6 +91,8 @@ class OverlongPenalty(NamedReward):
     [0.0, -0.5, -1.0]
     """
 
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
+
     max_length: int = 512  # L_max: the generation limit (tokens, or characters without completion_ids)
     cache: int = 128  # L_cache: the soft zone before L_max where the penalty grows linearly
     name: str = "overlong"
@@ -127,6 +131,8 @@ class RepetitionPenalty(NamedReward):
     [-0.6, 0.0]
     """
 
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
+
     ngram: int = 3  # n-gram size, in whitespace-separated words
     max_penalty: float = -1.0  # reward of a completion made of one repeated n-gram (must be <= 0)
     name: str = "repetition"
@@ -150,6 +156,8 @@ class LengthPenalty(NamedReward):
     >>> LengthPenalty(target=4, coef=1.0)(["p", "p"], ["abc", "abcdef"])
     [0.0, -0.5]
     """
+
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
 
     target: int = 256  # lengths up to this are free (tokens, or characters without completion_ids)
     coef: float = 0.1  # penalty per `target` units over the target
@@ -200,6 +208,8 @@ class ConfidenceCalibratedReward(NamedReward):
     >>> fn(["1+1="] * 3, ["2 <confidence>0.8</confidence>", "3 <confidence>0.8</confidence>", "2"], answer=["2"] * 3)
     [1.96, 0.36, 0.0]
     """
+
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
 
     correctness: Any = None  # reward giving 1.0 / 0.0 (None items pass through); default VerifierReward("math")
     name: str = "calibrated"

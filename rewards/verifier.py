@@ -12,7 +12,7 @@ inside the reasoning is not the answer, and a turn whose reasoning is never clos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, ClassVar, Callable, Mapping, Sequence
 
 from rewards.base import (NamedReward, Text, assistant_turn, check_batch, check_reasoning, gold_texts, publish,
                           reasoning_answer, require_column)
@@ -74,6 +74,8 @@ class VerifierReward(NamedReward):
     1.0
     """
 
+    itemwise: ClassVar[bool] = True  # each item's value depends on that item alone (rewards.base.is_itemwise)
+
     kind: str = "math"  # verifier kind, one of verifiers.registry.KINDS
     answer_column: str = "answer"  # dataset column holding the gold answers
     rewards: Mapping[str, float | None] = field(default_factory=lambda: dict(DEFAULT_VERDICT_REWARDS))
@@ -83,6 +85,8 @@ class VerifierReward(NamedReward):
     name: str = ""  # display name (default "verifier_<kind>")
     reasoning: str = "auto"  # "auto" | "prefilled" | "off": where a reasoning model's answer is read (rewards.base.REASONING_MODES)
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # the verdict of each item on the last call (None: no gold answer), e.g. for `rewardlab score-data`
+    last_verdicts: list = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = set(VERDICTS) - set(self.rewards)
@@ -123,8 +127,11 @@ class VerifierReward(NamedReward):
         checked = dict(zip(sent, self.verify([answers[i] for i in sent], [golds[i] for i in sent])))
         results = [checked[i] if i in checked else _unclosed(self.kind) for i in have]
         out: list[float | None] = [None] * len(completions)
+        verdicts: list[str | None] = [None] * len(completions)
         for i, r in zip(have, results):
-            out[i] = self.rewards[str(getattr(r.verdict, "value", r.verdict))]
+            verdicts[i] = str(getattr(r.verdict, "value", r.verdict))
+            out[i] = self.rewards[verdicts[i]]
+        self.last_verdicts[:] = verdicts
         metrics = verdict_metrics(results, [out[i] for i in have])
         metrics["missing_gold"] = float(len(completions) - len(have))
         metrics["unclosed_reasoning"] = float(len(have) - len(sent))

@@ -48,3 +48,28 @@ def running_server(command: list[str], env: dict[str, str] | None = None, start_
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+class OpenRLHFClient:
+    """OpenRLHF's remote reward client: one query per HTTP request; on any error (connection,
+    non-2xx status) it waits one second and tries again, 5 tries in all, then leaves the reward
+    empty (None). Counts what it saw, so a test can tell that no reward was lost."""
+
+    def __init__(self, url: str, tries: int = 5, pause: float = 1.0, timeout: float = 180.0) -> None:
+        self.url, self.tries, self.pause = url, tries, pause
+        self.client = httpx.Client(timeout=timeout)
+        self.statuses: list[int] = []
+
+    def reward(self, query: str, prompt: str, label: str) -> float | None:
+        for _ in range(self.tries):
+            try:
+                response = self.client.post(self.url, json={"query": [query], "prompts": [prompt], "labels": [label]})
+                self.statuses.append(response.status_code)
+                response.raise_for_status()
+                return response.json()["rewards"][0]
+            except httpx.HTTPError:
+                time.sleep(self.pause)
+        return None  # what OpenRLHF does after its last try: the reward stays empty
+
+    def close(self) -> None:
+        self.client.close()

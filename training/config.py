@@ -71,6 +71,7 @@ class RLConfig:
     lam: float = opt(0.95, "GAE lambda")
     value_coef: float = opt(0.5, "value loss weight (gae)")
     value_clip: float = opt(0.2, "value clip range (gae)")
+    overlap: bool = opt(False, "score on a background thread while the next batch is generated and this one trains: faster steps with a slow reward, but one step off-policy (the next batch is sampled before this update; the loss uses the sampling policy's log-probs in the ratio). See training/pipeline.py")
     # sampling control
     dynamic_sampling: bool = opt(False, "DAPO: drop zero-variance groups and draw more prompts (up to --max-sampling-rounds)")
     max_sampling_rounds: int = opt(3, "dynamic sampling: rollout rounds per step at most")

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import torch
 
 from rewards.base import RewardOutput, reward_metrics, reward_name
+from rewards.concurrent import call_reward
 
 
 class RewardError(RuntimeError):
@@ -47,7 +48,7 @@ def _locate(fn: Any, prompts, completions, columns, group_size: int) -> list[int
     for start in range(0, len(prompts), group_size):
         idx = list(range(start, min(start + group_size, len(prompts))))
         try:
-            fn([prompts[i] for i in idx], [completions[i] for i in idx], **{k: [v[i] for i in idx] for k, v in columns.items()})
+            call_reward(fn, [prompts[i] for i in idx], [completions[i] for i in idx], **{k: [v[i] for i in idx] for k, v in columns.items()})
         except Exception:  # noqa: BLE001 - we are only locating the sample to report
             return idx
     return list(range(min(group_size, len(prompts))))
@@ -57,7 +58,7 @@ def score(fn: Any, prompts: Sequence[Any], completions: Sequence[str], columns: 
     """Call the reward once on the batch and check what it returned."""
     name = reward_name(fn)
     try:
-        out = fn(list(prompts), list(completions), **columns)
+        out = call_reward(fn, list(prompts), list(completions), **columns)
     except Exception as err:
         idx = _locate(fn, prompts, completions, columns, group_size)
         raise RewardError(

@@ -9,6 +9,10 @@ rollouts and rewards). Monitors (training/monitors.py) see every step: sample co
 constant-reward warning, the learned reward models' OOD share, a held-out gold probe and the hack
 alarm (proxy up while gold falls, or length / step-count drift), which can stop the run.
 
+With `--overlap` (training/pipeline.py; off by default: it is one step off-policy) each step
+generates the next step's batch first and a background thread scores it while this step's batch
+trains, so a slow reward no longer adds its whole time to every step.
+
 Everything that varies by name (advantage estimator, loss aggregation, KL estimator) is a pure
 function picked from a dict in its own module. `accelerate` handles devices, mixed precision and
 multi-GPU / multi-node (`accelerate launch -m training.cli ...`).
@@ -37,6 +41,7 @@ from training.kl import KL
 from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogate, clipped_value_loss
 from training.monitors import ConstantReward, GoldProbe, HackMonitor, OODShare, SampleLog, StepView, learned_models
 from training.rollout import Rollout, prompt_text, sample, token_logprobs
+from training.pipeline import BackgroundScorer, Round, ScoredRound, concat_behaviour, select_rows, wait_for
 from training.sampling import VarianceCurriculum, group_variance_score
 from training.scoring import Scores, required_columns, score, token_rewards
 from rewards.base import reward_name
@@ -233,7 +238,8 @@ class Batch:
     metrics: dict[str, float]
     drawn: int
     zero_variance_groups: int
-    seconds: dict[str, float]
+    seconds: dict[str, float]  # generate (this batch's rounds), score (reward time), score_wait (the loop blocked on it)
+    behaviour: tuple | None = None  # (logprobs, entropy, values) [N, C] of the sampling policy (--overlap), else None
 
 
 def _setup(config: RLConfig, prepared: dict[str, Any]) -> Run:
@@ -320,27 +326,53 @@ def score_rollouts(run: Run, rows: list[dict], prompts: list[str], rollout: Roll
     return scores, gold, metrics
 
 
-def collect_batch(run: Run) -> Batch | None:
+def generate_round(run: Run, need: int) -> Round:
+    """Draw `need` prompts (replayed ones first) and generate their groups. Under --overlap the
+    round is trained one step later, so it also keeps the sampling policy's token log-probabilities
+    (and entropy / values when the estimator uses them) for the importance ratio."""
+    c = run.config
+    t = time.time()
+    replay = run.curriculum.take(need) if run.curriculum is not None else []
+    rows = replay + run.stream.take(need - len(replay))
+    prompts, rollout = generate_rollouts(run, rows)
+    behaviour = None
+    if c.overlap:
+        estimator = ESTIMATORS[c.estimator]
+        behaviour = _no_grad_pass(run.model, run.value_head, rollout, c.temperature, c.micro_batch_size, estimator.needs_entropy)
+    return Round(rows, prompts, rollout, behaviour, time.time() - t)
+
+
+def score_round(run: Run, round_: Round) -> ScoredRound:
+    """Score a round (on the scorer thread under --overlap)."""
+    t = time.time()
+    scores, gold, metrics = score_rollouts(run, round_.rows, round_.prompts, round_.rollout)
+    return ScoredRound(round_, scores, gold, metrics, time.time() - t)
+
+
+def collect_batch(run: Run, first: Any = None) -> Batch | None:
     """Sample prompts, generate and score (more rounds under dynamic sampling, which keeps only
-    groups whose rewards vary); None when no group kept any signal."""
+    groups whose rewards vary); None when no group kept any signal. `first`: the future of the
+    first round, generated one step earlier and scored in the background (--overlap)."""
     c, G = run.config, run.config.group_size
-    kept: list[tuple[list[dict], list[str], Rollout, Scores, list | None]] = []
+    kept: list[tuple[list[dict], list[str], Rollout, Scores, list | None, tuple | None]] = []
     metrics: dict[str, float] = {}
     drawn = zero_var = 0
-    seconds = {"generate": 0.0, "score": 0.0}
-    for _round in range(c.max_sampling_rounds if c.dynamic_sampling else 1):
+    seconds = {"generate": 0.0, "score": 0.0, "score_wait": 0.0}
+    for round_no in range(c.max_sampling_rounds if c.dynamic_sampling else 1):
         need = c.prompts_per_step - sum(len(k[0]) for k in kept)
         if need <= 0:
             break
-        replay = run.curriculum.take(need) if run.curriculum is not None else []
-        rows = replay + run.stream.take(need - len(replay))
+        if round_no == 0 and first is not None:
+            scored, waited = wait_for(first)
+        else:
+            scored = score_round(run, generate_round(run, need))
+            waited = scored.score_seconds
+        seconds["generate"] += scored.round.generate_seconds
+        seconds["score"] += scored.score_seconds
+        seconds["score_wait"] += waited
+        rows, prompts, rollout, scores, gold, metrics = (scored.round.rows, scored.round.prompts, scored.round.rollout,
+                                                         scored.scores, scored.gold, scored.metrics)
         drawn += len(rows)
-        t = time.time()
-        prompts, rollout = generate_rollouts(run, rows)
-        seconds["generate"] += time.time() - t
-        t = time.time()
-        scores, gold, metrics = score_rollouts(run, rows, prompts, rollout)
-        seconds["score"] += time.time() - t
         seq = torch.tensor([v if v is not None else 0.0 for v in scores.totals])
         varied = ~negligible_spread(seq, G, c.zero_variance_tol) if G > 1 else torch.ones(len(rows), dtype=torch.bool)
         zero_var += int((~varied).sum())
@@ -351,7 +383,8 @@ def collect_batch(run: Run) -> Batch | None:
             sel = keep.repeat_interleave(G)
             idx = sel.nonzero().flatten().tolist()
             kept.append(([r for r, k in zip(rows, keep.tolist()) if k], [prompts[i // G] for i in idx], _select(rollout, sel),
-                         _subset(scores, idx), [gold[i] for i in idx] if gold is not None else None))
+                         _subset(scores, idx), [gold[i] for i in idx] if gold is not None else None,
+                         select_rows(scored.round.behaviour, idx)))
     run.counters["prompts_seen"] += drawn
     if not kept:
         return None
@@ -360,9 +393,31 @@ def collect_batch(run: Run) -> Batch | None:
         step_rewards=[x for k in kept for x in (k[3].step_rewards or [])] or None,
         step_ends=[x for k in kept for x in (k[3].step_ends or [])] or None)
     gold = [g for k in kept for g in k[4]] if kept[0][4] is not None else None
+    rollout = _concat([k[2] for k in kept], run.tokenizer.pad_token_id)
     return Batch(rows=[r for k in kept for r in k[0]], prompts=[p for k in kept for p in k[1]],
-                 rollout=_concat([k[2] for k in kept], run.tokenizer.pad_token_id), scores=merged, gold=gold, metrics=metrics,
-                 drawn=drawn, zero_variance_groups=zero_var, seconds=seconds)
+                 rollout=rollout, scores=merged, gold=gold, metrics=metrics,
+                 drawn=drawn, zero_variance_groups=zero_var, seconds=seconds,
+                 behaviour=concat_behaviour([k[5] for k in kept], rollout.completion_ids.shape[1]))
+
+
+def overlap_rounds(run: Run, scorer: BackgroundScorer | None, ahead: Any, step: int) -> tuple[Any, Any]:
+    """--overlap: (the future scores of this step's batch, those of the next step's batch). This
+    step's batch was generated during the previous step (or is generated now, on the first step and
+    after a checkpoint); the next one is generated now, with the current weights, and queued behind
+    it on the scorer thread. (None, None) without --overlap."""
+    if scorer is None:
+        return None, None
+    if ahead is None:
+        ahead = scorer.submit(generate_round(run, run.config.prompts_per_step))
+    following = scorer.submit(generate_round(run, run.config.prompts_per_step)) if generates_ahead(run.config, step) else None
+    return ahead, following
+
+
+def generates_ahead(config: RLConfig, step: int) -> bool:
+    """Whether step `step` generates the next step's batch while it trains (--overlap): not on
+    checkpoint steps nor the last step, so that a checkpoint never holds a half-used batch."""
+    checkpoint = bool(config.checkpoint_every) and step % config.checkpoint_every == 0
+    return config.overlap and step < config.steps and not checkpoint
 
 
 def negligible_spread(seq_rewards: torch.Tensor, group_size: int, tol: float) -> torch.Tensor:
@@ -391,7 +446,9 @@ def compute_advantages(run: Run, batch: Batch) -> dict[str, Any]:
     rewards_t, loss_mask = rewards_t.to(device), loss_mask.to(device)
     need_old = c.num_iterations > 1 or estimator.needs_entropy or estimator.needs_values or (c.kl_coef > 0 and c.kl_in == "reward")
     old_logprobs = old_entropy = old_values = ref_logprobs = None
-    if need_old:
+    if batch.behaviour is not None:  # sampled one step earlier (--overlap): the ratio is to the sampling policy
+        old_logprobs, old_entropy, old_values = (x.to(device) if x is not None else None for x in batch.behaviour)
+    elif need_old:
         old_logprobs, old_entropy, old_values = _no_grad_pass(run.model, run.value_head, rollout, c.temperature, c.micro_batch_size,
                                                               estimator.needs_entropy)
     if run.ref_model is not None:
@@ -487,7 +544,10 @@ def _count_bad_step(run: Run, bad: bool) -> None:
 
 def step_record(run: Run, step: int, batch: Batch, adv: dict[str, Any], stats: dict[str, float], elapsed: float,
                 t_train: float) -> dict[str, Any]:
-    """The metrics line of one step (see docs/training.md)."""
+    """The metrics line of one step (see docs/training.md). Times of this step's batch: `generate`
+    (under --overlap it happened during the previous step), `score` (the reward's time),
+    `score_wait` (how long the loop waited for the scores), `overlap` = score - score_wait (scoring
+    hidden behind generation and training), `train`, and `step` (wall clock)."""
     rollout = batch.rollout
     seq_r = sequence_rewards(adv["rewards_t"], rollout.completion_mask.float().to(adv["rewards_t"].device)).cpu()
     lengths = rollout.completion_mask.sum(-1).float().cpu()
@@ -504,7 +564,8 @@ def step_record(run: Run, step: int, batch: Batch, adv: dict[str, Any], stats: d
         "prompts_drawn": batch.drawn, "completions_trained": len(rollout.texts),
         "bad_steps_total": run.counters["bad_steps_total"],
         "lr": run.scheduler.get_last_lr()[0],
-        "time/generate": batch.seconds["generate"], "time/score": batch.seconds["score"], "time/train": t_train, "time/step": elapsed,
+        "time/generate": batch.seconds["generate"], "time/score": batch.seconds["score"], "time/score_wait": batch.seconds["score_wait"],
+        "time/overlap": max(batch.seconds["score"] - batch.seconds["score_wait"], 0.0), "time/train": t_train, "time/step": elapsed,
         "tokens_per_s": tokens / max(elapsed, 1e-9),
         **({"gpu_peak_gb": torch.cuda.max_memory_allocated() / 2**30} if torch.cuda.is_available() else {}),
     }
@@ -586,10 +647,13 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
         tb = SummaryWriter(str(out_dir / "tensorboard"))
     log_file = open(metrics_path, "a") if accelerator.is_main_process else None
     run_start, stopped = time.time(), None
+    scorer = BackgroundScorer(lambda round_: score_round(run, round_)) if config.overlap else None
+    ahead = None  # --overlap: the future scores of this step's batch, generated during the previous step
     try:
         for step in range(start_step + 1, config.steps + 1):
             t0 = time.time()
-            batch = collect_batch(run)  # 1-2. sample prompts, generate G completions each, score them
+            this_step, ahead = overlap_rounds(run, scorer, ahead, step)  # --overlap: this batch's scores to come, and the next batch
+            batch = collect_batch(run, this_step)  # 1-2. sample prompts, generate G completions each, score them
             if batch is None:  # dynamic sampling found no group with any signal: log and move on
                 _write(log_file, tb, {"step": step, "skipped": "all groups had zero reward variance", "zero_variance_frac": 1.0})
                 bar.update(1)
@@ -615,6 +679,8 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             if stopped:
                 break
     finally:
+        if scorer is not None:
+            scorer.close()  # a batch generated ahead of a stop is dropped
         bar.close()
         if log_file:
             log_file.close()

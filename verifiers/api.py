@@ -76,12 +76,17 @@ def verify_items(
     timeout: float | None = None,
     workers: int | None = None,
     fast_path: bool = True,
+    timeouts: Sequence[float | None] | None = None,
 ) -> list[VerifyResult]:
     """Verify already-validated (prediction, gold, kind, options) items, in order.
 
     `timeout` is the hard limit per item in seconds (None: the kind's default, see
-    `default_timeout`). This is the common engine of `verify_batch`, the CLI and the service.
+    `default_timeout`); `timeouts` gives one per item instead (the service batches items of
+    requests that asked for different limits). This is the common engine of `verify_batch`, the
+    CLI and the service.
     """
+    if timeouts is not None and len(timeouts) != len(items):
+        raise ValueError(f"verify_items: {len(timeouts)} timeouts for {len(items)} items")
     fast = _fast_verify() if fast_path else None
     distinct = {(kind, repr(sorted(options.items()))): (kind, options) for _, _, kind, options in items}
     for kind, options in distinct.values():  # once per kind and set of options
@@ -108,7 +113,8 @@ def verify_items(
                 results[i] = dataclasses.replace(result, **changes)
                 continue
         slots.append(i)
-        tasks.append(Task(KINDS[kind], prediction, gold, options, timeout or default_timeout(kind), kind))
+        limit = timeouts[i] if timeouts is not None else timeout
+        tasks.append(Task(KINDS[kind], prediction, gold, options, limit or default_timeout(kind), kind))
     if tasks:
         for slot, result in zip(slots, get_pool().run(tasks, workers)):
             if slot in notes:

@@ -7,8 +7,13 @@
 
 `add_protections(app, ServiceLimits(...))` puts one ASGI middleware in front of any app:
 bearer token (401), request body size (413), a deadline for receiving the body (408; the body is
-read before the request takes one of the concurrency slots, which are for work), concurrent
-requests (429); `/health` stays open. Request models cap their item lists at `max_items`
+read before the request takes one of the concurrency slots, which are for work), requests in
+flight (429 with `Retry-After` past `max_concurrent`); `/health` stays open.
+
+Micro-batching (`verifiers.batching`): the items of concurrent requests are verified as one batch
+by the worker pool (`batch_items`, `batch_wait`), so one-item-per-request clients keep the pool
+busy. A request waits in the queue rather than being turned away: 503 with `Retry-After` only when
+`max_queue` items are already waiting, and 504 when it is not answered within `request_timeout`. Request models cap their item lists at `max_items`
 (`items_field`), so an oversized batch is a 413 before any item is validated; validation errors
 are a compact 422 naming each field, never echoing the input (NaN or a million items included).
 The reward service (`rewards/service.py`) uses the same pieces.
@@ -45,7 +50,7 @@ class ServiceLimits:
 
     max_body_bytes: int = field(default=16 << 20, metadata={"help": "largest request body (413 past it)"})
     max_items: int = field(default=4096, metadata={"help": "most items in one request (413 past it)"})
-    max_concurrent: int = field(default=8, metadata={"help": "requests handled at once (429 past it)"})
+    max_concurrent: int = field(default=1024, metadata={"help": "requests in flight at once, queued or being scored (429 past it)"})
     token: Optional[str] = field(
         default=None, metadata={"help": f"bearer token required on every path but the open ones (None: ${TOKEN_ENV} if set)"}
     )
@@ -54,9 +59,16 @@ class ServiceLimits:
         default=None, metadata={"help": "largest per-item timeout a client may ask for (None: the service's own for the kind)"}
     )
     body_timeout: float = field(default=10.0, metadata={"help": "seconds a client has to send its whole body (408 past it)"})
+    batch_items: int = field(default=256, metadata={"help": "most items scored in one micro-batch (requests gathered together)"})
+    batch_wait: float = field(default=0.005, metadata={"help": "seconds the first queued request waits for others to join its batch"})
+    max_queue: int = field(default=16384, metadata={"help": "items waiting to be scored; a request past it gets 503 + Retry-After"})
+    request_timeout: float = field(default=120.0, metadata={"help": "deadline of a request in seconds, queue included (504 past it)"})
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_items", "max_concurrent", "max_timeout", "body_timeout"):
+        if isinstance(self.batch_wait, bool) or not isinstance(self.batch_wait, (int, float)) or not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
+            raise ValueError(f"ServiceLimits.batch_wait must be a finite number of seconds >= 0, got {self.batch_wait!r}")
+        for name in ("max_body_bytes", "max_items", "max_concurrent", "max_timeout", "body_timeout", "batch_items", "max_queue",
+                     "request_timeout"):
             value = getattr(self, name)
             if value is None and name == "max_timeout":
                 continue
@@ -211,6 +223,29 @@ async def _validation_error(request: Any, exc: Any) -> Any:
     return JSONResponse({"detail": "; ".join(parts)}, status_code=422)
 
 
+def make_batcher(limits: ServiceLimits, run_batch: Any, concurrency: int, name: str) -> Any:
+    """The service's `MicroBatcher`, sized by `limits`."""
+    from verifiers.batching import MicroBatcher
+
+    return MicroBatcher(run_batch, max_batch_items=limits.batch_items, max_wait=limits.batch_wait,
+                        max_queue_items=limits.max_queue, concurrency=concurrency, name=name)
+
+
+async def batched(batcher: Any, limits: ServiceLimits, key: Any, payload: Any, n_items: int) -> Any:
+    """`batcher.submit(...)` with the HTTP answers: 503 + Retry-After when the queue is full, 504
+    past the request deadline."""
+    from fastapi import HTTPException
+
+    from verifiers.batching import DeadlineExceeded, QueueFull
+
+    try:
+        return await batcher.submit(key, payload, n_items, limits.request_timeout)
+    except QueueFull as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    except DeadlineExceeded as exc:
+        raise HTTPException(504, str(exc)) from None
+
+
 def _clean(value: Any) -> Any:
     """JSON-safe copy: lone surrogates (from hostile inputs) become "?" instead of a 500."""
     if isinstance(value, str):
@@ -227,6 +262,7 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     """The verifier service app (see the module docstring). `sandbox`: the operator's settings
     for kind `code` (`SandboxLimits` fields), applied to every code item; clients cannot set them."""
     from fastapi import FastAPI, HTTPException
+    from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
     from verifiers.api import default_timeout as kind_timeout
@@ -258,12 +294,27 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     def timeout_cap(kind: str) -> float:
         return protections.max_timeout or default_timeout or kind_timeout(kind)
 
+    def run_batch(key: Any, payloads: list) -> list:
+        """One pool call for the items of several requests (each keeps its own timeout)."""
+        items = [item for its, _ in payloads for item in its]
+        limits_per_item = [timeout for its, timeout in payloads for _ in its]
+        results = verify_items(items, workers=workers, timeouts=limits_per_item)
+        out, at = [], 0
+        for its, _ in payloads:
+            out.append(results[at : at + len(its)])
+            at += len(its)
+        return out
+
+    # two batches at a time: one is being sent to / read from the workers while the other runs
+    batcher = make_batcher(protections, run_batch, concurrency=2, name="verifier-batcher")
+    app.state.batcher = batcher
+
     @app.get("/health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", "kinds": kind_names(), "workers": get_pool().capacity}
+        return {"status": "ok", "kinds": kind_names(), "workers": get_pool().capacity, "batching": batcher.stats()}
 
     @app.post("/verify")
-    def verify(request: VerifyRequest) -> dict[str, Any]:
+    async def verify(request: VerifyRequest) -> dict[str, Any]:
         check_items(app, len(request.items))
         for i, item in enumerate(request.items):
             if item.kind not in KINDS:
@@ -281,11 +332,11 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
                  for it in request.items]
         start = time.perf_counter()
         try:
-            results = verify_items(items, timeout=request.timeout or default_timeout, workers=workers)
+            results = await batched(batcher, protections, None, (items, request.timeout or default_timeout), len(items))
         except (TypeError, ValueError) as exc:  # e.g. an unknown option: the message names it
             raise HTTPException(422, f"options: {exc}") from None
         rows = [_clean(r.to_dict()) for r in results]
-        return {"results": rows, "counts": dict(Counter(r["verdict"] for r in rows)),
-                "elapsed": time.perf_counter() - start}
+        return JSONResponse({"results": rows, "counts": dict(Counter(r["verdict"] for r in rows)),
+                             "elapsed": time.perf_counter() - start})
 
     return app

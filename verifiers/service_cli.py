@@ -27,7 +27,11 @@ class ServeVerifierConfig:
     token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN; none if unset)")
     max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
     max_items: int = opt(4096, "most items per request (413 past it)")
-    max_concurrent: int = opt(8, "requests handled at once (429 past it)")
+    max_concurrent: int = opt(1024, "requests in flight at once, queued or being scored (429 + Retry-After past it)")
+    batch_items: int = opt(256, "most items scored in one micro-batch: concurrent requests are gathered into batches")
+    batch_wait: float = opt(0.005, "seconds the first waiting request waits for others to join its batch")
+    max_queue: int = opt(16384, "items waiting to be scored; a request that finds the queue full gets 503 + Retry-After")
+    request_timeout: float = opt(120.0, "deadline of one request in seconds, time in the queue included (504 past it)")
     max_timeout: float | None = opt(None, "largest per-item timeout a request may ask for, seconds (default: the service's "
                                           "own timeout for the item's kind: clients may shorten it, not extend it)")
     timeout: float | None = opt(None, "per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)")
@@ -39,12 +43,14 @@ class ServeVerifierConfig:
     log_level: str = opt("info", "uvicorn log level", choices=["critical", "error", "warning", "info", "debug"])
 
     def __post_init__(self) -> None:
+        if not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
+            raise ValueError(f"--batch-wait must be a number of seconds >= 0, got {self.batch_wait}")
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be in 1..65535, got {self.port}")
-        for name in ("max_body_kb", "max_items", "max_concurrent"):
+        for name in ("max_body_kb", "max_items", "max_concurrent", "batch_items", "max_queue"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        for name in ("timeout", "max_timeout", "body_timeout"):
+        for name in ("timeout", "max_timeout", "body_timeout", "request_timeout"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {value}")
@@ -96,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
               f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
                            max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout,
-                           body_timeout=config.body_timeout)
+                           body_timeout=config.body_timeout, batch_items=config.batch_items, batch_wait=config.batch_wait,
+                           max_queue=config.max_queue, request_timeout=config.request_timeout)
     if config.workers:
         get_pool().grow(config.workers)
     get_pool().warm()

@@ -29,17 +29,27 @@ def test_grpo_trainer_two_steps_with_our_rewards(tmp_path):
         seen.append((list(prompts), list(completions), sorted(kw)))
         return [None] * len(completions)
 
+    awaited = []
+
+    async def async_spy(prompts, completions, **kw):  # an async reward: TRL awaits it on its own loop
+        import asyncio
+
+        await asyncio.sleep(0)
+        awaited.append(len(completions))
+        return [None] * len(completions)
+
     config = trl.GRPOConfig(
         output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=4, num_generations=4,
         max_completion_length=4, learning_rate=1e-3, bf16=False, fp16=False, gradient_checkpointing=False,
         use_cpu=True, report_to="none", logging_steps=1, save_strategy="no", temperature=1.0,
-        reward_weights=args["reward_weights"] + [0.5, 0.0], dataloader_num_workers=0, seed=0,
+        reward_weights=args["reward_weights"] + [0.5, 0.0, 0.0], dataloader_num_workers=0, seed=0,
     )
-    trainer = trl.GRPOTrainer(model=path, processing_class=tokenizer, reward_funcs=args["reward_funcs"] + [ttrl, spy],
+    trainer = trl.GRPOTrainer(model=path, processing_class=tokenizer, reward_funcs=args["reward_funcs"] + [ttrl, spy, async_spy],
                               args=config, train_dataset=dataset)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
     assert trainer.state.global_step == 2
+    assert awaited and all(n == 4 for n in awaited)  # the async reward was awaited on every batch
     changed = sum(not p.detach().equal(before[n]) for n, p in trainer.model.named_parameters())
     assert changed > 0  # a real optimisation step happened
     # TRL called our rewards with the dataset column and its own extras

@@ -35,12 +35,15 @@ def metrics_without_times(path):
 
 
 @pytest.mark.slow
-def test_sigkill_mid_step_then_resume_matches_an_uninterrupted_run(tiny_dir, tmp_path):
+@pytest.mark.parametrize("mode", [(), ("--overlap", "true")], ids=["plain", "overlap"])
+def test_sigkill_mid_step_then_resume_matches_an_uninterrupted_run(tiny_dir, tmp_path, mode):
+    # with --overlap a step generates the next batch ahead, except on checkpoint steps: the resumed
+    # run must still end exactly where the uninterrupted one does
     full = tmp_path / "full"
-    subprocess.run(rl_cmd(tiny_dir, full), check=True, env=env(), cwd=ROOT, capture_output=True, timeout=300)
+    subprocess.run(rl_cmd(tiny_dir, full, extra=mode), check=True, env=env(), cwd=ROOT, capture_output=True, timeout=300)
 
     killed = tmp_path / "killed"
-    proc = subprocess.Popen(rl_cmd(tiny_dir, killed), env=env(), cwd=ROOT,
+    proc = subprocess.Popen(rl_cmd(tiny_dir, killed, extra=mode), env=env(), cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     latest = killed / "checkpoints" / "latest"
     deadline = time.time() + 240
@@ -52,7 +55,7 @@ def test_sigkill_mid_step_then_resume_matches_an_uninterrupted_run(tiny_dir, tmp
     assert latest.read_text().strip() == "step-000002"
     assert not (killed / "policy").exists()
 
-    subprocess.run(rl_cmd(tiny_dir, killed, extra=["--resume"]), check=True, env=env(), cwd=ROOT,
+    subprocess.run(rl_cmd(tiny_dir, killed, extra=[*mode, "--resume"]), check=True, env=env(), cwd=ROOT,
                    capture_output=True, timeout=300)
     a = load_file(str(full / "policy" / "model.safetensors"))
     b = load_file(str(killed / "policy" / "model.safetensors"))

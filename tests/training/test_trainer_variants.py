@@ -25,6 +25,11 @@ VARIANTS = [
     ("dynamic-sampling-curriculum", {"dynamic_sampling": True, "curriculum": "variance", "curriculum_kappa": 0.1}),
     ("micro-batches-mask-truncated", {"micro_batch_size": 3, "mask_truncated": True, "stop": ("+", "1", "2", "3"), "max_new_tokens": 6}),
     ("lora-grad-checkpointing", {"lora": True, "lora_r": 4, "gradient_checkpointing": True}),
+    # scoring overlapped with generation (one step off-policy): with the round structure of dynamic
+    # sampling and the curriculum, and with an estimator that needs the sampling policy's entropy / values
+    ("overlap-dynamic-sampling-rl_zvp", {"overlap": True, "steps": 3, "dynamic_sampling": True, "curriculum": "variance",
+                                         "curriculum_kappa": 0.1, "estimator": "rl_zvp"}),
+    ("overlap-ppo-gae", {"overlap": True, "steps": 3, "estimator": "gae", "group_size": 1, "num_iterations": 2}),
 ]
 
 
@@ -47,7 +52,8 @@ def test_variant_runs_and_learns(name, options, tiny_dir, tmp_path):
     else:
         end = load_file(str(out / "policy" / "model.safetensors"))
         assert any(not torch.equal(start[k], end[k]) for k in start)
-    assert summary["steps"] == 2 and (out / "config.json").exists()
+    assert summary["steps"] == BASE["steps"] if "steps" not in options else summary["steps"] == options["steps"]
+    assert (out / "config.json").exists()
 
 
 def test_no_reference_model_is_loaded_when_the_kl_weight_is_zero(tiny_dir, tmp_path, monkeypatch):
