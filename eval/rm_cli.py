@@ -28,6 +28,12 @@ class EvalRMConfig:
                     choices=MODES)
     data: str | None = opt(None, "evaluation file (JSONL/Parquet/CSV) or hub dataset; default: held-out synthetic rows "
                                  "from reward_models.data matching the RM kind")
+    benchmark: str = opt("auto", "score --data as a benchmark: rewardbench (v1: accuracy per subset, section scores weighted by "
+                                 "example counts), rewardbench2 (best-of-4, Ties), processbench (first-error F1); auto: by the "
+                                 "hub name or the file's columns; none: an ordinary evaluation",
+                         choices=("auto", "none", "rewardbench", "rewardbench2", "processbench"))
+    split: str | None = opt(None, "hub split of --data (default: the benchmark's own: filtered, test, gsm8k; else train)")
+    prompt_column: str = opt("prompt", "column of --data holding the prompt (default: `prompt`, else `question` / `problem`)")
     train_data: str | None = opt(None, "in-distribution rows the RM was trained on (fits the Mahalanobis detector); "
                                        "default: the synthetic train split")
     samples: str | None = opt(None, "check mode: file of policy samples with `prompt` and `response` (or `completion`) columns")
@@ -115,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
 
     out = Path(cfg.out)
     save_config(cfg, out)
-    rm = load_reward_model(cfg.rm)
+    rm = load_reward_model(cfg.rm, flag="--rm")
     rep = run_check(rm, cfg, out) if cfg.mode == "check" else evaluate_rm(rm, cfg, out)
     paths = rep.write(out)
     print(rep.terminal_summary())

@@ -19,6 +19,7 @@ import importlib
 from typing import Any, Callable
 
 from rewards import generative, learned, prm, shaping, ttrl, verifier
+from rewards.base import suggestion
 from rewards.combine import Combine
 
 Factory = Callable[..., Any]
@@ -42,6 +43,10 @@ def _value(text: str) -> Any:
 
 def _verifier(kind: str = "math", column: str = "answer", timeout: float | None = None, reasoning: str = "auto",
               **verdicts: Any) -> Any:
+    unknown = [k for k in verdicts if k not in verifier.VERDICTS]
+    if unknown:
+        valid = list(dict.fromkeys(["column", "timeout", "reasoning", *verifier.VERDICTS]))
+        raise ValueError(f"unknown option {unknown[0]!r}{suggestion(unknown[0], valid)}; valid options: {', '.join(valid)}")
     return verifier.VerifierReward(kind=kind, answer_column=column, timeout=timeout, reasoning=reasoning,
                                    rewards=verifier.verdict_rewards(**verdicts))
 
@@ -108,7 +113,8 @@ def _import_reward(spec: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"reward spec {spec!r}: {module_name!r} is not a reward name ({', '.join(reward_names())}) "
+        raise ValueError(f"reward spec {spec!r}: {module_name!r} is not a reward name{suggestion(module_name, reward_names())} "
+                         f"({', '.join(reward_names())}) "
                          f"and cannot be imported as a module ({exc})") from None
     if not hasattr(module, attr):
         raise ValueError(f"reward spec {spec!r}: module {module_name!r} has no attribute {attr!r}")
@@ -128,11 +134,28 @@ def build_single(spec: str) -> Any:
         try:
             return factory(*positional, **keyword)
         except TypeError as exc:
-            raise ValueError(f"reward spec {spec!r}: bad arguments ({exc}); usage: {usage}") from None
+            raise ValueError(f"reward spec {spec!r}: {_explain(exc, factory)}; usage: {usage}") from None
+        except ValueError as exc:
+            if str(exc).startswith("unknown option"):
+                raise ValueError(f"reward spec {spec!r}: {exc}; usage: {usage}") from None
+            raise
     if len(parts) == 1 and name and parts[0].isidentifier():
         return _import_reward(spec)
-    raise ValueError(f"unknown reward {name!r} in spec {spec!r}; valid names: {', '.join(reward_names())} "
-                     f"(usage: {_usage()})")
+    raise ValueError(f"unknown reward {name!r} in spec {spec!r}{suggestion(name, reward_names())}; valid names: "
+                     f"{', '.join(reward_names())} (usage: {_usage()})")
+
+
+def _explain(exc: TypeError, factory: Factory) -> str:
+    """A factory's TypeError as a sentence; an unknown option gets the closest valid name."""
+    import inspect
+    import re
+
+    text = str(exc)
+    found = re.search(r"unexpected keyword argument '([^']+)'", text)
+    if not found:
+        return f"bad arguments ({text})"
+    params = [p for p, v in inspect.signature(factory).parameters.items() if v.kind in (v.KEYWORD_ONLY, v.POSITIONAL_OR_KEYWORD)]
+    return f"unknown option {found.group(1)!r}{suggestion(found.group(1), params)}; valid options: {', '.join(params)}"
 
 
 def build_reward(spec: str) -> Any:
