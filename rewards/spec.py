@@ -8,14 +8,17 @@ Grammar:
 
 Examples: `verifier:math`, `verifier:math:no_answer=-0.5`, `ttrl`, `format:integer`,
 `rm:PATH`, `qrm:PATH:cvar=0.1`, `prm:PATH:clip-delta:success=math`, `genrm:PATH:pointwise:k=4`,
-`verifier:math*1.0+format*0.1`, `my_pkg.rewards:brevity`. Paths and regular expressions inside a
-spec must not contain `+`, `*` or `:` (build such rewards in Python instead).
+`genrm:http://127.0.0.1:8000/v1:model=judge,concurrency=8`, `hybrid:math:http://HOST:PORT/v1`,
+`dispatch:default=math`, `verifier:math*1.0+format*0.1`, `my_pkg.rewards:brevity`. Paths and
+regular expressions inside a spec must not contain `+`, `*` or `:` (build such rewards in Python
+instead); an http(s) URL may hold its `:` (scheme and port).
 """
 
 from __future__ import annotations
 
 import codecs
 import importlib
+import re
 from typing import Any, Callable
 
 from rewards import generative, learned, prm, shaping, ttrl, verifier
@@ -51,6 +54,45 @@ def _verifier(kind: str = "math", column: str = "answer", timeout: float | None 
                                    rewards=verifier.verdict_rewards(**verdicts))
 
 
+def _judge(target: str | None = None, column: str = "answer", **remote: Any) -> Any:
+    from rewards.generative import load_judge
+    from rewards.judge import JudgeReward
+
+    if not target:
+        raise ValueError("the spec judge:URL needs the URL of an OpenAI-compatible judge server (or a local judge model)")
+    return JudgeReward(load_judge(target, **_remote_options(remote)), answer_column=column)
+
+
+def _hybrid(kind: str = "math", target: str | None = None, column: str = "answer", ask: str = "no_answer|incorrect",
+            timeout_verify: float | None = None, **remote: Any) -> Any:
+    from rewards.generative import load_judge
+    from rewards.judge import HybridReward
+
+    if not target:
+        raise ValueError("the spec hybrid:KIND:URL needs the URL of an OpenAI-compatible judge server (or a local judge model)")
+    asked = tuple(a.strip() for a in str(ask).replace("/", "|").split("|") if a.strip())
+    rule = verifier.VerifierReward(kind=kind, answer_column=column, timeout=timeout_verify)
+    return HybridReward(rule, load_judge(target, **_remote_options(remote, ("column", "ask", "timeout_verify"))), ask=asked)
+
+
+def _remote_options(options: dict[str, Any], own: tuple[str, ...] = ("column",)) -> dict[str, Any]:
+    from rewards.generative import REMOTE_OPTIONS
+
+    unknown = [k for k in options if k not in REMOTE_OPTIONS]
+    if unknown:
+        valid = [*own, *REMOTE_OPTIONS]
+        raise ValueError(f"unknown option {unknown[0]!r}{suggestion(unknown[0], valid)}; valid options: {', '.join(valid)}")
+    return options
+
+
+def _dispatch(column: str = "answer", source_column: str = "data_source", default: str | None = None,
+              timeout: float | None = None, **mapping: Any) -> Any:
+    from rewards.dispatch import DispatchReward
+
+    return DispatchReward(mapping={k: str(v) for k, v in mapping.items()}, default=default, source_column=source_column,
+                          answer_column=column, timeout=timeout)
+
+
 def _calibrated(kind: str = "math", column: str = "answer") -> Any:
     return shaping.ConfidenceCalibratedReward(verifier.VerifierReward(kind=kind, answer_column=column))
 
@@ -66,20 +108,23 @@ REWARDS: dict[str, tuple[Factory, str]] = {
     "repetition": (lambda ngram=3, max_penalty=-1.0: shaping.RepetitionPenalty(ngram, max_penalty), "repetition[:ngram=3,max_penalty=-1]"),
     "length": (lambda target=256, coef=0.1: shaping.LengthPenalty(target, coef), "length[:target=256,coef=0.1]"),
     "calibrated": (_calibrated, "calibrated[:KIND]"),
-    "rm": (learned.scalar_rm_from_spec, "rm:PATH[:standardize]"),
+    "rm": (learned.scalar_rm_from_spec, "rm:PATH[:standardize][hub RMs: label=0,max_length=N,trust_remote_code=true]"),
     "qrm": (learned.quantile_rm_from_spec, "qrm:PATH[:mean|lower=A|cvar=A|risk=L][:standardize]"),
-    "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=space|newline|TEXT (default: the PRM's own)]"),
-    "genrm": (generative.genrm_from_spec, "genrm:PATH[:pyes|pointwise][:k=4,average=true,max_new_tokens=N]"),
-    "fapo": (generative.fapo_from_spec, "fapo:PATH[:KIND][:penalty=1]"),
+    "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=space|newline|TEXT (default: the PRM's own)][hub PRMs: tag=TOKEN,good=plus,bad=minus,system=TEXT,max_length=N,trust_remote_code=true]"),
+    "genrm": (generative.genrm_from_spec, "genrm:PATH|URL[:pyes|pointwise][:k=4,average=true,max_new_tokens=N][:model=NAME,concurrency=8,rate=0,retries=3,backoff=0.5,timeout=60,cache=100000,api_key_env=OPENAI_API_KEY]"),
+    "fapo": (generative.fapo_from_spec, "fapo:PATH|URL[:KIND][:penalty=1][:model=NAME,...]"),
+    "judge": (_judge, "judge:URL|PATH[:column=answer][:model=NAME,concurrency=8,rate=0,retries=3,backoff=0.5,timeout=60,cache=100000,max_tokens=N]"),
+    "hybrid": (_hybrid, "hybrid:KIND:URL|PATH[:ask=no_answer|incorrect][:column=answer][:model=NAME,concurrency=8,rate=0,retries=3,timeout=60,...]"),
+    "dispatch": (_dispatch, "dispatch[:SOURCE=KIND,...][:default=KIND|none][:source_column=data_source][:column=answer][:timeout=S]"),
 }
 
 
 # rewards computed by a learned model: RL against them needs guards (KL to the reference, monitors)
-LEARNED = ("rm", "qrm", "prm", "genrm", "fapo")
+LEARNED = ("rm", "qrm", "prm", "genrm", "fapo", "judge", "hybrid")
 
 
 def is_learned(spec: str) -> bool:
-    """Whether any term of the spec is a learned reward (rm, qrm, prm, genrm, fapo).
+    """Whether any term of the spec is a learned reward (rm, qrm, prm, genrm, fapo, judge, hybrid).
 
     >>> is_learned("verifier:math*1.0+rm:runs/rm/final*0.5"), is_learned("verifier:math")
     (True, False)
@@ -124,10 +169,29 @@ def _import_reward(spec: str) -> Any:
     return fn
 
 
+def split_spec(spec: str) -> list[str]:
+    """The `:`-separated parts of a term, with an http(s) URL (scheme, host:port, path) kept whole.
+
+    >>> split_spec("genrm:http://127.0.0.1:8000/v1:pointwise:k=2")
+    ['genrm', 'http://127.0.0.1:8000/v1', 'pointwise', 'k=2']
+    """
+    parts, out = spec.split(":"), []
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part in ("http", "https") and i + 1 < len(parts) and parts[i + 1].startswith("//"):
+            part, i = part + ":" + parts[i + 1], i + 1
+            if i + 1 < len(parts) and re.match(r"\d+(/|$)", parts[i + 1]):  # the port (and the path after it)
+                part, i = part + ":" + parts[i + 1], i + 1
+        out.append(part)
+        i += 1
+    return out
+
+
 def build_single(spec: str) -> Any:
     """One reward (no `+`/`*`) from its spec."""
     spec = spec.strip()
-    name, *parts = spec.split(":")
+    name, *parts = split_spec(spec)
     if name in REWARDS:
         factory, usage = REWARDS[name]
         positional, keyword = _split_args(parts)
@@ -167,7 +231,7 @@ def build_reward(spec: str) -> Any:
     >>> build_reward("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown reward 'nope' in spec 'nope'; valid names: calibrated, fapo, format, genrm, length, ...
+    ValueError: unknown reward 'nope' in spec 'nope'; valid names: calibrated, dispatch, fapo, format, genrm, ...
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"a reward spec must be a non-empty string, got {spec!r}; valid names: {', '.join(reward_names())}")

@@ -88,6 +88,8 @@ class VerifierReward(NamedReward):
     name: str = ""  # display name (default "verifier_<kind>")
     reasoning: str = "auto"  # "auto" | "prefilled" | "off": where a reasoning model's answer is read (rewards.base.REASONING_MODES)
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # the verdict name of each item of the last call (None: no gold), for rewards built on this one
+    last_verdicts: list[str | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = set(VERDICTS) - set(self.rewards)
@@ -148,8 +150,11 @@ class VerifierReward(NamedReward):
         checked = dict(zip(sent, self.verify([answers[i] for i in sent], [golds[i] for i in sent])))
         results = [checked[i] if i in checked else _unclosed(self.kind) for i in have]
         out: list[float | None] = [None] * len(completions)
+        verdicts: list[str | None] = [None] * len(completions)
         for i, r in zip(have, results):
-            out[i] = self.rewards[str(getattr(r.verdict, "value", r.verdict))]
+            verdicts[i] = str(getattr(r.verdict, "value", r.verdict))
+            out[i] = self.rewards[verdicts[i]]
+        self.last_verdicts[:] = verdicts
         metrics = verdict_metrics(results, [out[i] for i in have])
         metrics["missing_gold"] = float(len(completions) - len(have))
         metrics["unclosed_reasoning"] = float(len(have) - len(sent))

@@ -86,4 +86,4 @@ def test_cli_bad_spec_lists_valid_names(capsys):
 
     assert main(["serve-reward", "--reward", "verifier:math+nope"]) == 2
     err = capsys.readouterr().err
-    assert "unknown reward 'nope'" in err and "valid names: calibrated, fapo, format" in err
+    assert "unknown reward 'nope'" in err and "valid names: calibrated, dispatch, fapo, format" in err

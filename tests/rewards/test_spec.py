@@ -43,7 +43,7 @@ def test_user_reward_by_module_function():
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("nope", r"unknown reward 'nope'.*valid names: calibrated, fapo, format, genrm"),  # unknown name
+        ("nope", r"unknown reward 'nope'.*valid names: calibrated, dispatch, fapo, format, genrm"),  # unknown name
         ("", "non-empty string"),  # empty spec
         ("verifier:math*heavy", "weight 'heavy'"),  # weight not a number
         ("verifier:klingon", "unknown verifier kind 'klingon'"),  # bad kind -> verifier's list of kinds
