@@ -640,7 +640,11 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
         if cfg.kind == "prm" and not is_sample_rows(eval_rows):  # the Clip threshold the PRM reward uses by default
             loaded.model.config.clip_eta = clip_eta(loaded, eval_rows, batch_size=cfg.eval_batch_size)
         save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
-        fit_ood_detector(loaded, train_rows, final, cfg.seed)
+        try:
+            fit_ood_detector(loaded, train_rows, final, cfg.seed)
+        except ValueError as exc:  # too few rows to fit it: the model is saved, RL runs without the OOD share
+            bar.write(f"train-rm: warning: no OOD detector saved with the model: {exc}")
+            _log(metrics_path, {"event": "ood_skipped", "step": cfg.steps, "reason": str(exc)})
         _log(metrics_path, {"event": "end", "step": cfg.steps, "seconds": time.perf_counter() - t0})
     accelerator.wait_for_everyone()
     return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),

@@ -85,10 +85,15 @@ def _remote_options(options: dict[str, Any], own: tuple[str, ...] = ("column",))
     return options
 
 
-def _dispatch(column: str = "answer", source_column: str = "data_source", default: str | None = None,
-              timeout: float | None = None, **mapping: Any) -> Any:
-    from rewards.dispatch import DispatchReward
+_UNSET = object()
 
+
+def _dispatch(column: str = "answer", source_column: str = "data_source", default: Any = _UNSET,
+              timeout: float | None = None, **mapping: Any) -> Any:
+    from rewards.dispatch import NONE, DispatchReward
+
+    # default=none arrives as None (the spec's null): rows of unknown sources get None
+    default = None if default is _UNSET else NONE if default is None else str(default)
     return DispatchReward(mapping={k: str(v) for k, v in mapping.items()}, default=default, source_column=source_column,
                           answer_column=column, timeout=timeout)
 

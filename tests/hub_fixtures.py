@@ -79,3 +79,17 @@ def make_token_prm(directory: Path, seed: int = 0) -> str:
     model.save_pretrained(path)
     tok.save_pretrained(path)
     return str(path)
+
+
+def make_chat_policy(directory: Path, seed: int = 0) -> str:
+    """A tiny LlamaForCausalLM policy that reads any printable ASCII and has a chat template."""
+    from transformers import LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    tok = char_tokenizer()
+    model = LlamaForCausalLM(_llama_config(tok, tie_word_embeddings=True))
+    model.generation_config.pad_token_id, model.generation_config.eos_token_id = 0, 1
+    path = Path(directory) / "chat-policy"
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)

@@ -3,3 +3,8 @@
 
 def brevity(prompts, completions, **columns):
     return [-float(len(c)) for c in completions]
+
+
+def raises(prompts, completions, **columns):
+    """A reward that fails on every call (the RL loop must stop, naming it)."""
+    raise RuntimeError("this reward always fails")
