@@ -23,7 +23,11 @@ MODES = ("eval", "check")
 
 @dataclass(frozen=True)
 class EvalRMConfig:
-    rm: str = opt("", "reward model directory (anything `reward_models.load_reward_model` accepts)")
+    rm: str = opt("", "reward model: a directory or hub name (the project's own, or a hub sequence-classification RM / PRM)")
+    rm_kind: str = opt("auto", "auto: what the checkpoint is; prm: also a causal LM as a step-tag PRM (Math-Shepherd)",
+                       choices=("auto", "bt", "prm", "quantile"))
+    rm_option: tuple[str, ...] = opt((), "key=value options for a hub-format model (label=, tag=, good=, bad=, system=, "
+                                         "max_length=, trust_remote_code=), repeatable")
     mode: str = opt("eval", "eval: accuracy/calibration/shift/OOD report; check: flag --samples as out of distribution",
                     choices=MODES)
     data: str | None = opt(None, "evaluation file (JSONL/Parquet/CSV) or hub dataset; default: held-out synthetic rows "
@@ -121,7 +125,15 @@ def _run(args: argparse.Namespace) -> int:
 
     out = Path(cfg.out)
     save_config(cfg, out)
-    rm = load_reward_model(cfg.rm, flag="--rm")
+    options = {}
+    for item in cfg.rm_option:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"--rm-option must look like key=value, got {item!r}")
+        from rewards.spec import _value
+
+        options[key.strip()] = _value(value.strip())
+    rm = load_reward_model(cfg.rm, flag="--rm", kind=None if cfg.rm_kind == "auto" else cfg.rm_kind, **options)
     rep = run_check(rm, cfg, out) if cfg.mode == "check" else evaluate_rm(rm, cfg, out)
     paths = rep.write(out)
     print(rep.terminal_summary())

@@ -249,10 +249,9 @@ def evaluate_benchmark(rm: Any, bench: str, rows: list[dict[str, Any]], cfg: Any
     res = RUNNERS[bench](rm, rows, cfg.batch_size, source, **extra)
     rep = Report(title=f"{BENCHMARK_TITLES[bench]}: {cfg.rm} on {cfg.data}", results={"benchmark": bench, **res})
     if bench == "processbench":
-        splits = res["splits"] or {"all": res}
-        table = [{"split": name, **{k: v for k, v in r.items() if k != "n"}} for name, r in splits.items()]
-        if res["splits"]:
-            table.append({"split": "all", **{k: res[k] for k in ("n_erroneous", "n_correct", "error_accuracy", "correct_accuracy", "f1")}})
+        keys = ("n_erroneous", "n_correct", "error_accuracy", "correct_accuracy", "f1")
+        table = [{"split": name, **{k: r[k] for k in keys}} for name, r in res["splits"].items()]
+        table.append({"split": "all", **{k: res[k] for k in keys}})
         rep.tables.append(Table(f"ProcessBench (first error = first step scored below {cfg.prm_threshold})", table))
         return rep
     rep.tables.append(Table("Accuracy per subset", [{"subset": s, "accuracy": a} for s, a in sorted(res["subsets"].items())]))
