@@ -197,3 +197,15 @@ def test_a_causal_lm_given_as_a_reward_model_says_what_to_do(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "is a causal language model (LlamaForCausalLM), not a reward model" in err and "train-rm --backbone" in err
     assert "backbone_config has no model_type" not in err
+
+
+def test_a_hub_step_tag_prm_on_processbench(tmp_path):
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hub_fixtures import make_step_tag_prm
+
+    prm = make_step_tag_prm(tmp_path)
+    out = tmp_path / "out"
+    assert main(["eval-rm", "--rm", prm, "--rm-kind", "prm", "--rm-option", "tag=ки", "--data", str(SAMPLES / "processbench.jsonl"),
+                 "--out", str(out), "--progress", "false"]) == 0
+    res = json.loads((out / "report.json").read_text())["results"]
+    assert res["n"] == 14.0 and len(res["predicted"]) == 14
