@@ -192,7 +192,7 @@ class _TagPRM(_HubModel):
         _check_pairs(prompts, steps, "step lists")
         for i, s in enumerate(steps):
             if isinstance(s, str) or not all(isinstance(x, str) for x in s):
-                raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i} is {type(s).__name__}")
+                raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i + 1} is {type(s).__name__}")
         items = [self.step_ids(p, s) for p, s in zip(prompts, steps)]
         result: list[Any] = [None] * len(items)
         for idx, ids, mask in self._batches(items, batch_size):

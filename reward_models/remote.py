@@ -14,8 +14,9 @@ A request that still fails gives None for its item - never a score - and its rea
 `stats` (`timeout`, `connect`, `http_429`, `http_5xx`, `http_4xx`, `bad_response`); a reply the
 judge's parser cannot read is counted as `unparseable`.
 
-Requests run on an event loop in a background thread, so the synchronous reward API works from
-the main thread, from other threads and from inside a running asyncio loop.
+Requests run on one event loop in a background thread (shared by every judge of the process, made
+again after a fork), so the synchronous reward API works from the main thread, from other threads
+and from inside a running asyncio loop.
 
 The API key is read from the environment (`api_key_env`, default OPENAI_API_KEY), never from a
 spec string (specs are saved in run configs).
@@ -43,6 +44,19 @@ from typing import Any, Sequence
 from reward_models.generative import JudgeTemplates, PointwiseResult, parse_scores
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
+_LOOP: tuple[int, asyncio.AbstractEventLoop] | None = None  # (pid, loop) of the judges' background thread
+_LOOP_LOCK = threading.Lock()
+
+
+def background_loop() -> asyncio.AbstractEventLoop:
+    """The process's judge event loop, running in a daemon thread (started on first use)."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None or _LOOP[0] != os.getpid() or _LOOP[1].is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="rewardlab-judges", daemon=True).start()
+            _LOOP = (os.getpid(), loop)
+        return _LOOP[1]
 MAX_RETRY_AFTER = 60.0
 
 
@@ -117,8 +131,7 @@ class RemoteJudge:
         self.max_tokens = max_tokens
         self.stats = JudgeStats()
         self._cache: collections.OrderedDict[str, Reply] = collections.OrderedDict()
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop its client belongs to
         self._client: Any = None
         self._semaphore: asyncio.Semaphore | None = None
         self._next_start = 0.0
@@ -126,25 +139,17 @@ class RemoteJudge:
         self.model = model or self._first_model()
 
     # ------------------------------------------------------------------ the event loop thread
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="rewardlab-judge", daemon=True).start()
-                self._loop = loop
-        return self._loop
-
     def _run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop()).result()
+        loop = background_loop()
+        if loop is not self._loop:  # first use, or after a fork: a client and a semaphore of this loop
+            self._loop, self._client, self._semaphore = loop, None, None
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
     def close(self) -> None:
-        """Close the HTTP client and stop the loop thread (a later call starts them again)."""
-        if self._loop is None:
-            return
-        if self._client is not None:
+        """Close the HTTP client (a later call opens a new one)."""
+        if self._client is not None and self._loop is background_loop():
             self._run(self._client.aclose())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._loop, self._client, self._semaphore = None, None, None
+        self._client, self._semaphore = None, None
 
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

@@ -212,7 +212,7 @@ def _score_prm(rm: LoadedRewardModel, prompts, steps, batch_size) -> list[StepSc
     _check_lengths(prompts, steps, "step lists")
     for i, s in enumerate(steps):
         if isinstance(s, str) or not all(isinstance(x, str) for x in s):
-            raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i} is {type(s).__name__}")
+            raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i + 1} is {type(s).__name__}")
     items = [rm.encoder.encode_steps(p, s, rm.config.step_separator) for p, s in zip(prompts, steps)]
     outs = rm._run(items, batch_size)
     result = []

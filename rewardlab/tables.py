@@ -66,7 +66,8 @@ def read_table(source: str | Path, split: str = "train", flag: str = "--data", n
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
             raise DataError(f"{where}: unsupported file type {path.suffix!r}; use one of {', '.join(FILE_BUILDERS)}")
-        if path.stat().st_size == 0 or (builder == "json" and not path.read_bytes().strip()):
+        size = path.stat().st_size
+        if size == 0 or (builder == "json" and size < 65536 and not path.read_bytes().strip()):
             raise DataError(f"{where}: the file is empty (no rows)")
         rows = _load(builder, data_files=str(path), split="train", where=where, what=f"as {builder}")
     else:

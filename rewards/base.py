@@ -65,7 +65,7 @@ class RewardOutput(Sequence):
         if self.step_rewards is not None and self.step_ends is not None:
             for i, (r, e) in enumerate(zip(self.step_rewards, self.step_ends)):
                 if len(r) != len(e):
-                    raise ValueError(f"item {i}: {len(r)} step rewards but {len(e)} step ends")
+                    raise ValueError(f"item {i + 1}: {len(r)} step rewards but {len(e)} step ends")
 
     def __getitem__(self, i):  # type: ignore[override]
         return self.totals[i]

@@ -200,7 +200,7 @@ class PRMReward(NamedReward):
                 totals.append(None), steps_out.append([]), ends_out.append([])
                 continue
             if len(probs[i]) != len(steps):
-                raise ValueError(f"the PRM returned {len(probs[i])} step scores for {len(steps)} steps (item {i})")
+                raise ValueError(f"the PRM returned {len(probs[i])} step scores for {len(steps)} steps (item {i + 1})")
             r = self.shape(probs[i])
             r[-1] += float(success[i])
             totals.append(sum(r)), steps_out.append(r), ends_out.append(ends)

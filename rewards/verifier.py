@@ -145,7 +145,10 @@ class VerifierReward(NamedReward):
         have = [i for i, g in enumerate(golds) if g is not None]
         answers = {i: self.answer_text(prompts[i], completions[i]) for i in have}
         if self.kind == "code" and columns.get(ENTRY_POINT_COLUMN):
-            answers = {i: with_prompt_code(prompts[i], a, columns[ENTRY_POINT_COLUMN][i]) for i, a in answers.items()}
+            from rewards.base import model_prompts
+
+            data_prompts = model_prompts(prompts, columns)  # HumanEval's signature, without a chat template
+            answers = {i: with_prompt_code(data_prompts[i], a, columns[ENTRY_POINT_COLUMN][i]) for i, a in answers.items()}
         sent = [i for i in have if answers[i] is not None]
         checked = dict(zip(sent, self.verify([answers[i] for i in sent], [golds[i] for i in sent])))
         results = [checked[i] if i in checked else _unclosed(self.kind) for i in have]

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,10 @@ def existing_run(out_dir: str | Path) -> list[str]:
 
 
 def check_run_dir(out_dir: str | Path, resume: bool, overwrite: bool) -> None:
-    """Refuse a folder that holds a run unless `resume` or `overwrite`."""
+    """Refuse a folder that holds a run unless `resume` or `overwrite`. Under `accelerate launch`
+    only the main process (RANK 0) checks: the others may start after it wrote the config."""
+    if int(os.environ.get("RANK", "0") or 0) != 0:
+        return
     found = existing_run(out_dir)
     if found and not (resume or overwrite):
         raise ValueError(f"--output-dir {str(out_dir)!r} already holds a run ({', '.join(found)}); pass --resume to continue "

@@ -34,9 +34,9 @@ from training.config import LEARNED_KL, RLConfig
 from training.data import PromptStream, check_columns, load_rows, parse_task
 from training.kl import KL
 from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogate, clipped_value_loss
-from training.run_dir import start_run_dir
 from training.monitors import ConstantReward, GoldProbe, HackMonitor, OODShare, SampleLog, StepView, learned_models
 from training.rollout import Rollout, prompt_text, sample, token_logprobs
+from training.run_dir import start_run_dir
 from training.sampling import VarianceCurriculum, group_variance_score
 from training.scoring import Scores, required_columns, score, token_rewards
 from rewards.base import RAW_PROMPT_COLUMN, reward_name
