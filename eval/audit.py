@@ -101,7 +101,7 @@ def _label(arg: str, timeout: float | None = None, workers: int | None = None) -
         column = arg or next((c for c in ("label", "expected") if rows and c in rows[0]), None)
         if column is None or (rows and column not in rows[0]):
             raise ValueError(f"label auditor: no column {column or 'label/expected'!r} in the data; found {sorted(rows[0]) if rows else []}")
-        return [{"verdict": label_verdict(r[column], f"row {i} column {column!r}"), "extracted": None, "detail": "label"}
+        return [{"verdict": label_verdict(r[column], f"row {i + 1} column {column!r}"), "extracted": None, "detail": "label"}
                 for i, r in enumerate(rows)]
 
     return run

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path  # noqa: F401  (annotations)
 from typing import Any, Sequence
 
-BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
 
 # data kind -> (required columns, generator name in reward_models.data)
 DATA_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -17,24 +16,13 @@ DATA_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
 RM_KIND_TO_DATA = {"bt": "preference", "prm": "stepwise", "quantile": "scored"}
 
 
-def load_rows(source: str | Path, split: str = "train", limit: int | None = None) -> list[dict[str, Any]]:
-    """Rows of a local file (by extension) or a hub dataset name, as plain dicts."""
-    import datasets
+def load_rows(source: str | Path, split: str = "train", limit: int | None = None, flag: str = "--data") -> list[dict[str, Any]]:
+    """Rows of a local file (by extension) or a hub dataset name, as plain dicts
+    (`rewardlab.tables.read_table`: a missing local file is never looked up on the hub, empty data
+    is an error)."""
+    from rewardlab.tables import read_table
 
-    path = Path(source)
-    if path.suffix in BUILDERS:
-        if not path.exists():
-            raise FileNotFoundError(f"data file {str(path)!r} does not exist")
-        ds = datasets.load_dataset(BUILDERS[path.suffix], data_files=str(path), split="train")
-    elif path.exists():
-        raise ValueError(f"cannot read {str(path)!r}: use a .jsonl, .json, .parquet or .csv file")
-    else:
-        try:
-            ds = datasets.load_dataset(str(source), split=split)
-        except Exception as exc:  # noqa: BLE001 - any hub/offline failure becomes one clear message
-            raise ValueError(f"cannot load {str(source)!r}: not a local .jsonl/.json/.parquet/.csv file, and loading it as a "
-                             f"dataset name failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
-    rows = [dict(r) for r in ds]
+    rows = read_table(str(source), split, flag=flag)
     return rows[:limit] if limit else rows
 
 
@@ -57,7 +45,19 @@ def default_rows(data_kind: str, n: int, split: str, seed: int = 0) -> list[dict
     return list(getattr(rm_data, generator)(n, seed=seed, split=split))
 
 
-def rows_or_default(source: str | None, data_kind: str, n: int, split: str, seed: int = 0, what: str = "--data") -> list[dict[str, Any]]:
-    rows = load_rows(source, limit=n) if source else default_rows(data_kind, n, split, seed)
+def rows_or_default(source: str | None, data_kind: str, n: int, split: str, seed: int = 0, what: str = "--data",
+                    prompt_column: str = "prompt") -> list[dict[str, Any]]:
+    """Reward-model rows of `source` in the formats of `reward_models.loading` (chat pairs with the
+    prompt extracted, Math-Shepherd / ProcessBench rows as stepwise rows), or generated rows."""
+    if source:
+        from reward_models.loading import check_rows
+        from reward_models.loading import load_rows as load_rm_rows
+
+        rows = load_rm_rows(source, flag=what, prompt_column=prompt_column)[:n]
+        check_columns(rows, data_kind, source=f"{what} {source}")
+        if data_kind != "scored":  # every row checked before any model work (scored columns are the model's)
+            check_rows(rows, data_kind, f"{what} {source}")
+    else:
+        rows = default_rows(data_kind, n, split, seed)
     check_columns(rows, data_kind, source=f"{what} {source}" if source else f"default {split} {data_kind} rows")
     return rows

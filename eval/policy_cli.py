@@ -37,7 +37,7 @@ class EvalPolicyConfig:
     reward: str | None = opt(None, "reward spec to report the mean of (e.g. 'verifier:math', 'rm:PATH')")
     proxy_reward: str | None = opt(None, "proxy reward spec (e.g. a learned RM 'rm:PATH'); with --gold-reward gives the gap")
     gold_reward: str | None = opt(None, "gold reward spec (e.g. 'verifier:math')")
-    prompt_column: str = opt("prompt", "prompt column of --data")
+    prompt_column: str = opt("prompt", "prompt column of --data (default `prompt`, else a GSM8K `question` or MATH `problem` column)")
     answer_column: str = opt("answer", "gold answer column of --data")
     batch_size: int = opt(256, "generation batch size (sequences)")
     seed: int = opt(0, "sampling seed")
@@ -64,12 +64,13 @@ def load_prompts(cfg: EvalPolicyConfig) -> list[dict]:
         from verifiers.tasks import ArithmeticTask
 
         return ArithmeticTask(digits=cfg.digits, n_terms=cfg.n_terms, ops=cfg.ops).sample(cfg.n_prompts, seed=cfg.seed, split="test")
+    from rewardlab.tables import PROMPT_FALLBACKS, use_columns
+
     from eval.data import load_rows
 
     rows = load_rows(cfg.data, limit=cfg.n_prompts)
-    for col, flag in ((cfg.prompt_column, "--prompt-column"), (cfg.answer_column, "--answer-column")):
-        if not rows or col not in rows[0]:
-            raise ValueError(f"{flag}: column {col!r} not in {cfg.data}; found {sorted(rows[0]) if rows else []}")
+    use_columns(rows, {"prompt": (cfg.prompt_column, PROMPT_FALLBACKS, "--prompt-column"),
+                       "answer": (cfg.answer_column, (), "--answer-column")}, f"--data {cfg.data!r}")
     return rows
 
 
@@ -120,8 +121,8 @@ def _run(args: argparse.Namespace) -> int:
     out = Path(cfg.out)
     save_config(cfg, out)
     rows = load_prompts(cfg)
-    prompts = [r[cfg.prompt_column] for r in rows]
-    golds = [str(r[cfg.answer_column]) for r in rows]
+    prompts = [r["prompt"] for r in rows]
+    golds = [str(r["answer"]) for r in rows]
     completions, tokenizer = sample_completions(cfg, prompts)
     verdicts = correctness(completions, golds, kind=cfg.kind)
     table = passk_majk(completions, golds, verdicts, cfg.k, kind=cfg.kind)
@@ -131,7 +132,7 @@ def _run(args: argparse.Namespace) -> int:
                "accuracy": flat_verdicts.count("correct") / len(flat_verdicts),
                "mean_tokens": float(np.mean(lengths)), "mean_chars": float(np.mean([len(c) for g in completions for c in g])),
                "no_answer": flat_verdicts.count("no_answer") / len(flat_verdicts)}
-    columns = {k: [r[k] for r in rows] for k in rows[0] if k != cfg.prompt_column}
+    columns = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
     scored = {name: score_groups(fn, prompts, completions, columns) for name, fn in rewards_built.items()}
     rep = Report(title=f"Policy evaluation: {cfg.model or 'default tiny policy'} on {cfg.data or 'ArithmeticTask test split'}")
     rep.tables.append(Table("Summary", [summary]))

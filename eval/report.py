@@ -111,7 +111,7 @@ class Report:
         return paths
 
     def terminal_summary(self) -> str:
-        parts = [self.title, "=" * len(self.title)]
+        parts = [self.title, "=" * len(self.title)] + [f"- {n}" for n in self.notes]
         for t in self.tables:
             if t.terminal and t.rows:
                 parts += ["", t.name, format_table(t.rows, t.cols)]

@@ -23,11 +23,21 @@ MODES = ("eval", "check")
 
 @dataclass(frozen=True)
 class EvalRMConfig:
-    rm: str = opt("", "reward model directory (anything `reward_models.load_reward_model` accepts)")
+    rm: str = opt("", "reward model: a directory or hub name (the project's own, or a hub sequence-classification RM / PRM)")
+    rm_kind: str = opt("auto", "auto: what the checkpoint is; prm: also a causal LM as a step-tag PRM (Math-Shepherd)",
+                       choices=("auto", "bt", "prm", "quantile"))
+    rm_option: tuple[str, ...] = opt((), "key=value options for a hub-format model (label=, tag=, good=, bad=, system=, "
+                                         "max_length=, trust_remote_code=), repeatable")
     mode: str = opt("eval", "eval: accuracy/calibration/shift/OOD report; check: flag --samples as out of distribution",
                     choices=MODES)
     data: str | None = opt(None, "evaluation file (JSONL/Parquet/CSV) or hub dataset; default: held-out synthetic rows "
                                  "from reward_models.data matching the RM kind")
+    benchmark: str = opt("auto", "score --data as a benchmark: rewardbench (v1: accuracy per subset, section scores weighted by "
+                                 "example counts), rewardbench2 (best-of-4, Ties), processbench (first-error F1); auto: by the "
+                                 "hub name or the file's columns; none: an ordinary evaluation",
+                         choices=("auto", "none", "rewardbench", "rewardbench2", "processbench"))
+    split: str | None = opt(None, "hub split of --data (default: the benchmark's own: filtered, test, gsm8k; else train)")
+    prompt_column: str = opt("prompt", "column of --data holding the prompt (default: `prompt`, else `question` / `problem`)")
     train_data: str | None = opt(None, "in-distribution rows the RM was trained on (fits the Mahalanobis detector); "
                                        "default: the synthetic train split")
     samples: str | None = opt(None, "check mode: file of policy samples with `prompt` and `response` (or `completion`) columns")
@@ -115,7 +125,15 @@ def _run(args: argparse.Namespace) -> int:
 
     out = Path(cfg.out)
     save_config(cfg, out)
-    rm = load_reward_model(cfg.rm)
+    options = {}
+    for item in cfg.rm_option:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise ValueError(f"--rm-option must look like key=value, got {item!r}")
+        from rewards.spec import _value
+
+        options[key.strip()] = _value(value.strip())
+    rm = load_reward_model(cfg.rm, flag="--rm", kind=None if cfg.rm_kind == "auto" else cfg.rm_kind, **options)
     rep = run_check(rm, cfg, out) if cfg.mode == "check" else evaluate_rm(rm, cfg, out)
     paths = rep.write(out)
     print(rep.terminal_summary())

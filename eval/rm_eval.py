@@ -23,8 +23,11 @@ from eval.report import Report, Table
 from eval.shifts import shift_rows
 
 
-def _prompts(rows: Sequence[dict[str, Any]]) -> list[str]:
-    return [str(r.get("prompt") or "") for r in rows]
+def _prompts(rows: Sequence[dict[str, Any]]) -> list[Any]:
+    """Each row's prompt: chat messages as they are, anything else as text ("" when absent)."""
+    from reward_models.encoding import is_messages
+
+    return [r["prompt"] if is_messages(r.get("prompt")) else str(r.get("prompt") or "") for r in rows]
 
 
 def score_pairs(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -192,12 +195,69 @@ def evaluate_quantile(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict
 EVALUATORS = {"bt": evaluate_bt, "prm": evaluate_prm, "quantile": evaluate_quantile}
 
 
+def ood_reference(cfg: Any, rows: list[dict[str, Any]], data_kind: str) -> tuple[list[dict[str, Any]], str]:
+    """The in-distribution rows the OOD detectors are fitted on, and a sentence saying which:
+    --train-data; else, for the user's --data, those rows themselves (never generated arithmetic
+    standing in for someone else's data); else the generator's train split."""
+    if cfg.train_data:
+        ref = rows_or_default(cfg.train_data, data_kind, cfg.n_train, "train", cfg.seed, "--train-data", cfg.prompt_column)
+        return ref, f"OOD reference (in-distribution): {len(ref)} rows of --train-data {cfg.train_data}"
+    if cfg.data:
+        return rows, (f"OOD reference (in-distribution): the {len(rows)} evaluated rows of --data {cfg.data} themselves "
+                      "(no --train-data given: pass the reward model's training data to test against its own distribution)")
+    ref = rows_or_default(None, data_kind, cfg.n_train, "train", cfg.seed)
+    return ref, f"OOD reference (in-distribution): {len(ref)} generated {data_kind} rows (the generator's train split)"
+
+
 def evaluate_rm(rm: Any, cfg: Any, out_dir: str | Path) -> Report:
-    """Run the evaluation for `rm.kind` on `cfg.data` (or the default held-out rows)."""
+    """Run the evaluation for `rm.kind` on `cfg.data` (or the default held-out rows); a benchmark
+    file or name (RewardBench, RewardBench 2, ProcessBench) is scored as the benchmark."""
+    from eval.benchmarks import HUB_NAMES
+
     out = Path(out_dir)
     if rm.kind not in EVALUATORS:
         raise ValueError(f"reward model kind {rm.kind!r} is not supported; supported: {', '.join(EVALUATORS)}")
+    if cfg.data and cfg.benchmark != "none":
+        from rewardlab.tables import read_table
+
+        from eval.benchmarks import detect_benchmark
+
+        name, split = HUB_NAMES.get(cfg.data, (None, None))
+        raw = read_table(cfg.data, cfg.split or split or "train", flag="--data")
+        bench = cfg.benchmark if cfg.benchmark != "auto" else name or detect_benchmark(raw)
+        if bench:
+            return evaluate_benchmark(rm, bench, raw, cfg)
     data_kind = RM_KIND_TO_DATA[rm.kind]
-    rows = rows_or_default(cfg.data, data_kind, cfg.n, "test", cfg.seed, "--data")
-    train_rows = rows_or_default(cfg.train_data, data_kind, cfg.n_train, "train", cfg.seed, "--train-data")
-    return EVALUATORS[rm.kind](rm, rows, train_rows, cfg, out)
+    rows = rows_or_default(cfg.data, data_kind, cfg.n, "test", cfg.seed, "--data", cfg.prompt_column)
+    train_rows, note = ood_reference(cfg, rows, data_kind)
+    rep = EVALUATORS[rm.kind](rm, rows, train_rows, cfg, out)
+    rep.notes.append(note)
+    return rep
+
+
+BENCHMARK_TITLES = {"rewardbench": "RewardBench", "rewardbench2": "RewardBench 2", "processbench": "ProcessBench"}
+
+
+def evaluate_benchmark(rm: Any, bench: str, rows: list[dict[str, Any]], cfg: Any) -> Report:
+    """Score `rows` as benchmark `bench` (see eval/benchmarks.py) and report it."""
+    from eval.benchmarks import RUNNERS
+
+    if bench not in RUNNERS:
+        raise ValueError(f"--benchmark {bench!r} is not one of {', '.join(RUNNERS)}")
+    source = f"--data {cfg.data}"
+    extra = {"threshold": cfg.prm_threshold} if bench == "processbench" else {}
+    res = RUNNERS[bench](rm, rows, cfg.batch_size, source, **extra)
+    rep = Report(title=f"{BENCHMARK_TITLES[bench]}: {cfg.rm} on {cfg.data}", results={"benchmark": bench, **res})
+    if bench == "processbench":
+        keys = ("n_erroneous", "n_correct", "error_accuracy", "correct_accuracy", "f1")
+        table = [{"split": name, **{k: r[k] for k in keys}} for name, r in res["splits"].items()]
+        table.append({"split": "all", **{k: res[k] for k in keys}})
+        rep.tables.append(Table(f"ProcessBench (first error = first step scored below {cfg.prm_threshold})", table))
+        return rep
+    rep.tables.append(Table("Accuracy per subset", [{"subset": s, "accuracy": a} for s, a in sorted(res["subsets"].items())]))
+    if bench == "rewardbench":
+        rep.tables.append(Table("Sections (subsets weighted by their example counts) and overall",
+                                [*({"section": k, "score": v} for k, v in res["sections"].items()), {"section": "overall", "score": res["overall"]}]))
+    else:
+        rep.tables.append(Table("Overall (mean of the subsets)", [{"overall": res["overall"], **({"ties": res["ties"]["score"]} if res["ties"] else {})}]))
+    return rep

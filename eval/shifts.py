@@ -78,6 +78,7 @@ def shift_rows(rows: list[dict[str, Any]], shift: str, p: float, field: str = "r
 
     field: "prompt" shifts the `prompt` column; "response" shifts every response column present
     (`chosen`, `rejected`, `response`, and each step of `completions`); "both" shifts all of them.
+    Chat messages have each message's content shifted.
     """
     if field not in FIELDS:
         raise ValueError(f"shift field must be one of {FIELDS}, got {field!r}")
@@ -91,5 +92,7 @@ def shift_rows(rows: list[dict[str, Any]], shift: str, p: float, field: str = "r
                 new[col] = shift_text(value, shift, p, seed=f"{seed}|{i}|{col}")
             elif isinstance(value, list) and all(isinstance(v, str) for v in value):
                 new[col] = [shift_text(v, shift, p, seed=f"{seed}|{i}|{col}|{j}") for j, v in enumerate(value)]
+            elif isinstance(value, list) and all(isinstance(v, dict) and isinstance(v.get("content"), str) for v in value):
+                new[col] = [{**m, "content": shift_text(m["content"], shift, p, seed=f"{seed}|{i}|{col}|{j}")} for j, m in enumerate(value)]
         out.append(new)
     return out

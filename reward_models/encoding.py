@@ -3,7 +3,11 @@
 Text: a prompt or response is a string or a list of chat messages ({"role", "content"}). With
 chat messages, the backbone tokenizer's chat template is applied when it has one (the prompt is
 rendered with the generation prompt, the response is what the full conversation adds after it);
-without a template, messages are rendered as "role: content" lines.
+without a template, messages are rendered as "role: content" lines. With `chat_template=True`
+(what `train-rm` records for a backbone that has a template, `RewardModelConfig.use_chat_template`)
+plain strings go through the template too, as the user turn and the assistant turn: a reward model
+then reads the same text whether its data (or the RL loop) holds strings or messages, in training
+and in scoring alike.
 
 Layout: the tokenizer's own pair template (`[CLS] prompt [SEP] response [SEP]` for BERT-like
 encoders; decoders usually just concatenate, with BOS if their template adds one).
@@ -54,6 +58,7 @@ class PairEncoder:
     tokenizer: Any
     max_length: int = 512
     append_eos: bool = False
+    chat_template: bool | None = None  # True: strings are chat turns too; False: never the template; None: messages only
 
     def __post_init__(self) -> None:
         if self.max_length < 8:
@@ -81,11 +86,12 @@ class PairEncoder:
     # ----- text rendering --------------------------------------------------------------------
     def render(self, prompt: Any, response: Any) -> tuple[str, str]:
         """(prompt text, response text) for plain strings or chat messages."""
-        if not is_messages(prompt) and not is_messages(response):
+        template = getattr(self.tokenizer, "chat_template", None) and self.chat_template is not False
+        if not is_messages(prompt) and not is_messages(response) and not (template and self.chat_template):
             return str(prompt), str(response)
-        p_msgs = list(prompt) if is_messages(prompt) else [{"role": "user", "content": str(prompt)}]
+        p_msgs = list(prompt) if is_messages(prompt) else ([{"role": "user", "content": str(prompt)}] if str(prompt) else [])
         r_msgs = list(response) if is_messages(response) else [{"role": "assistant", "content": str(response)}]
-        if getattr(self.tokenizer, "chat_template", None):
+        if template:
             head = self.tokenizer.apply_chat_template(p_msgs, tokenize=False, add_generation_prompt=True)
             full = self.tokenizer.apply_chat_template(p_msgs + r_msgs, tokenize=False)
             if full.startswith(head):
@@ -127,7 +133,7 @@ class PairEncoder:
     def encode_steps(self, prompt: Any, steps: Sequence[str], separator: str) -> dict[str, Any]:
         """Ids for prompt + steps joined by `separator` (each step followed by it), plus
         `step_positions`: for step k the index of its last token, or -1 when truncated away."""
-        p_text = self.render(prompt, "")[0] if is_messages(prompt) else str(prompt)
+        p_text = self.render(prompt, "")[0] if is_messages(prompt) or self.chat_template else str(prompt)
         r_text, ends = "", []
         for step in steps:
             r_text += str(step)

@@ -46,6 +46,13 @@ POINTWISE_TEMPLATE = (
     "End with one line per response, exactly: Score for Response <number>: <score>\n\n"
     "Question:\n{prompt}\n\n{responses}\n\nPrinciples:"
 )
+REFERENCE_TEMPLATE = (
+    "Question: {question}\n"
+    "Reference answer: {answer}\n"
+    "Response: {response}\n"
+    "Does the response's final answer match the reference answer? Answer Yes or No.\n"
+    "Answer:"
+)
 RESPONSE_BLOCK = "[Response {index}]\n{response}\n[End of Response {index}]"
 SCORE_PATTERN = r"Score for Response\s*(\d+)\s*:\s*\**\s*(-?\d+)"
 
@@ -55,6 +62,7 @@ class JudgeTemplates:
     """Editable prompts of the judge (str.format templates)."""
 
     verifier: str = VERIFIER_TEMPLATE  # uses {question} and {solution}
+    reference: str = REFERENCE_TEMPLATE  # uses {question}, {answer} (the gold) and {response}
     pointwise: str = POINTWISE_TEMPLATE  # uses {prompt} and {responses}
     response_block: str = RESPONSE_BLOCK  # one response: {index} (1-based) and {response}
     score_pattern: str = SCORE_PATTERN  # regex with groups (response number, score)
@@ -75,6 +83,12 @@ def parse_scores(text: str, n: int, pattern: str = SCORE_PATTERN, low: int = 1, 
             return None
         scores.append(values[0])
     return scores
+
+
+def pointwise_prompt(templates: JudgeTemplates, prompt: str, responses: Sequence[str], order: Sequence[int]) -> str:
+    """The pointwise judging prompt with `responses` shown in `order` (numbered from 1)."""
+    blocks = [templates.response_block.format(index=i + 1, response=responses[j]) for i, j in enumerate(order)]
+    return templates.pointwise.format(prompt=prompt, responses="\n\n".join(blocks))
 
 
 @dataclass
@@ -174,8 +188,16 @@ class GenerativeJudge:
         return out
 
     def pointwise_prompt(self, prompt: str, responses: Sequence[str], order: Sequence[int]) -> str:
-        blocks = [self.templates.response_block.format(index=i + 1, response=responses[j]) for i, j in enumerate(order)]
-        return self.templates.pointwise.format(prompt=prompt, responses="\n\n".join(blocks))
+        return pointwise_prompt(self.templates, prompt, responses, order)
+
+    def judge_reference(self, questions: Sequence[str], references: Sequence[str], responses: Sequence[str]) -> list[bool | None]:
+        """Whether each response's final answer matches the reference: P("Yes") > P("No") at the
+        next token of the reference template (no sampling)."""
+        texts = [self.templates.reference.format(question=q, answer=a, response=r) for q, a, r in zip(questions, references, responses)]
+        if not texts:
+            return []
+        probs = self.next_token_probs(texts)
+        return (probs[:, self.yes_id] > probs[:, self.no_id]).tolist()
 
     def pointwise(self, prompt: str, responses: Sequence[str], k: int = 4, seed: int = 0, max_new_tokens: int = 512, temperature: float = 1.0) -> PointwiseResult:
         """k sampled judgments, responses shuffled in each, scores summed per response."""

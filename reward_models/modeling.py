@@ -62,6 +62,7 @@ class RewardModelConfig(PretrainedConfig):
         lm_head: str = "none",
         append_eos: bool = False,
         clip_eta: float | None = None,
+        use_chat_template: bool | None = None,
         **kwargs: Any,
     ) -> None:
         if kind not in KINDS:
@@ -88,6 +89,9 @@ class RewardModelConfig(PretrainedConfig):
         self.append_eos = bool(append_eos)  # an EOS token ends every input (decoders; the score is read there)
         # prm: the 10th percentile of its scores on held-out correct steps (the PRM reward's Clip threshold)
         self.clip_eta = float(clip_eta) if clip_eta is not None else None
+        # True: text prompts/responses are rendered through the tokenizer's chat template as well (see
+        # reward_models.encoding), in training and scoring alike; None: only chat messages are (older models)
+        self.use_chat_template = use_chat_template
         super().__init__(**kwargs)
         if self.backbone_config:
             self.hidden_size = int(self.backbone_config.get("hidden_size") or self.backbone_config.get("d_model"))

@@ -78,18 +78,23 @@ def alert_fraction(target_fpr: float, n: int) -> float:
     return target_fpr + 3.0 * math.sqrt(target_fpr * (1.0 - target_fpr) / max(n, 1))
 
 
-def rows_to_texts(rows: Sequence[dict[str, Any]], separator: str = "\n") -> tuple[list[str], list[str]]:
+def rows_to_texts(rows: Sequence[dict[str, Any]], separator: str = "\n") -> tuple[list[Any], list[Any]]:
     """(prompts, responses) from preference rows (both responses), scored rows (`response`) or
-    stepwise rows (steps joined by `separator`, as the policy writes them)."""
-    prompts: list[str] = []
-    responses: list[str] = []
+    stepwise rows (steps joined by `separator`, as the policy writes them). Prompts and responses
+    are strings or chat messages (the reward model's encoder renders both)."""
+    from reward_models.encoding import is_messages
+    from rewardlab.tables import row_label
+
+    prompts: list[Any] = []
+    responses: list[Any] = []
     for i, row in enumerate(rows):
-        prompt = str(row.get("prompt") or "")
-        found = [row[c] for c in ("chosen", "rejected", "response") if isinstance(row.get(c), str)]
+        prompt = row.get("prompt") if is_messages(row.get("prompt")) else str(row.get("prompt") or "")
+        found = [row[c] for c in ("chosen", "rejected", "response") if isinstance(row.get(c), str) or is_messages(row.get(c))]
         if isinstance(row.get("completions"), list):
             found.append(separator.join(map(str, row["completions"])))
         if not found:
-            raise ValueError(f"row {i} has no response text: expected `chosen`/`rejected`, `response` or `completions`")
+            raise ValueError(f"{row_label(i)} has no response: expected `chosen`/`rejected`, `response` or `completions` "
+                             f"(text or chat messages); it has {sorted(row)}")
         prompts += [prompt] * len(found)
         responses += found
     return prompts, responses

@@ -126,7 +126,8 @@ class LoadedRewardModel:
         self.batch_size = batch_size
         self._last: tuple | None = None  # (inputs, outputs) of the last forward
         self.ood: Any = None  # an OODMonitor of the training distribution, when one was saved (ood.npz)
-        self.encoder = PairEncoder(tokenizer, max_length=model.config.max_seq_length, append_eos=getattr(model.config, "append_eos", False))
+        self.encoder = PairEncoder(tokenizer, max_length=model.config.max_seq_length, append_eos=getattr(model.config, "append_eos", False),
+                                   chat_template=getattr(model.config, "use_chat_template", None))
 
     @property
     def kind(self) -> str:
@@ -211,7 +212,7 @@ def _score_prm(rm: LoadedRewardModel, prompts, steps, batch_size) -> list[StepSc
     _check_lengths(prompts, steps, "step lists")
     for i, s in enumerate(steps):
         if isinstance(s, str) or not all(isinstance(x, str) for x in s):
-            raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i} is {type(s).__name__}")
+            raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i + 1} is {type(s).__name__}")
     items = [rm.encoder.encode_steps(p, s, rm.config.step_separator) for p, s in zip(prompts, steps)]
     outs = rm._run(items, batch_size)
     result = []
@@ -226,12 +227,38 @@ OOD_FILE = "ood.npz"  # the training distribution's OOD detector, saved beside t
 SCORERS: dict[str, Callable[..., list[Any]]] = {"bt": _score_bt, "quantile": _score_quantile, "prm": _score_prm}
 
 
-def load_reward_model(path: str | Path, device: str | torch.device | None = None, batch_size: int = 32) -> LoadedRewardModel:
-    """Load a reward model saved by `rewardlab train-rm` (or `save_pretrained`) from a directory
-    or hub name; `device` defaults to CUDA when available."""
+def load_reward_model(path: str | Path, device: str | torch.device | None = None, batch_size: int = 32, kind: str | None = None,
+                      flag: str | None = None, **options: Any) -> Any:
+    """Load a reward model from a directory or hub name; `device` defaults to CUDA when available.
+
+    A model saved by `rewardlab train-rm` (or `save_pretrained`) loads as a `LoadedRewardModel`;
+    a hub-format model this project did not train (a sequence-classification RM, a
+    token-classification PRM, or with `kind="prm"` a causal-LM step-tag PRM) loads through
+    `reward_models.hub` behind the same API, with `options` for it. A local path that does not
+    exist is "no such directory" (never a hub lookup); a causal LM given as a reward model says
+    what to do instead."""
+    from rewardlab.tables import looks_local
+
+    from reward_models.hub import load_hub_reward_model, read_config
+
     path = str(path)
+    where = f"{flag} {path!r}" if flag else repr(path)
+    if looks_local(path) and not Path(path).expanduser().exists():
+        raise FileNotFoundError(f"{where}: no such directory")
+    path = str(Path(path).expanduser()) if looks_local(path) else path
+    if Path(path).is_file():
+        raise FileNotFoundError(f"{where}: is a file; pass the reward model's directory (the run's 'final' or a checkpoint dir)")
     if Path(path).is_dir() and not (Path(path) / "config.json").exists():
         raise FileNotFoundError(f"{path} has no config.json: not a saved reward model (pass the run's 'final' or a checkpoint dir)")
+    try:
+        config = read_config(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{where}: not a local directory and not loadable from the hub "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if config.get("model_type") != RewardModel.config_class.model_type:
+        return load_hub_reward_model(path, config, kind, device, batch_size, **options)
+    if options:
+        raise ValueError(f"{where} is a reward model trained by this project: options {sorted(options)} are for hub-format models")
     model = RewardModel.from_pretrained(path)
     tokenizer = load_tokenizer(path)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -41,6 +41,7 @@ from reward_models.scoring import LoadedRewardModel
 class TrainRMConfig:
     kind: str = opt("bt", "reward model kind (qrm = quantile, the name the reward spec uses)", choices=(*KINDS, "qrm"))
     data: str | None = opt(None, "training data: a JSONL/Parquet/CSV file or a hub dataset name; default: generated from arithmetic problems")
+    prompt_column: str = opt("prompt", "column of --data / --eval-data holding the prompt; with the default, a GSM8K `question` or MATH `problem` column is used when there is no `prompt`, and chat pairs that repeat the prompt in `chosen`/`rejected` have it extracted")
     eval_data: str | None = opt(None, "held-out data (same format, or a policy's samples with gold labels as `rewardlab rm-data` writes them: best-of-N, correlation); default: the generator's test split, or --eval-fraction of --data by prompt hash")
     backbone: str | None = opt(None, "backbone path or hub name (any AutoModel, or a causal-LM checkpoint such as the policy's SFT warm start); default: the packaged MiniLM encoder")
     init_from: str | None = opt(None, "start from the backbone of a reward model trained before (any kind; its tokenizer and layout) with a new --kind head, e.g. a quantile RM from a Bradley-Terry RM")
@@ -76,6 +77,11 @@ class TrainRMConfig:
     mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
     stop_at: str | None = opt(None, "stop once a held-out metric reaches a value, checked at each evaluation, e.g. pairwise_accuracy=0.97 or step_auroc=0.9 (learning curves jump: a target is a better stopping rule than a step count); --steps stays the limit and sets the schedule")
     cpu_threads: int = opt(0, "torch CPU threads when running on CPU (0: torch's default; 1 avoids slowdowns on a shared machine)")
+    lora: bool = opt(False, "train LoRA adapters (peft) on the backbone's linear layers instead of all its weights; the head is trained in full. The final model has the adapters merged (it loads like any reward model); the adapters alone are saved in lora_adapter/")
+    lora_r: int = opt(16, "LoRA rank")
+    lora_alpha: int = opt(32, "LoRA alpha (the update is scaled by alpha / r)")
+    lora_dropout: float = opt(0.0, "LoRA dropout")
+    lora_target: str = opt("all-linear", "modules LoRA adapts: all-linear, or comma-separated module names (e.g. q_proj,v_proj)")
 
     def __post_init__(self) -> None:
         checks = {
@@ -85,6 +91,7 @@ class TrainRMConfig:
             "log_every": self.log_every >= 1, "n_train": self.n_train >= 1, "n_eval": self.n_eval >= 1,
             "eval_batch_size": self.eval_batch_size >= 1, "keep_checkpoints": self.keep_checkpoints >= 1, "length_chunks": self.length_chunks >= 1,
             "eval_fraction": 0 < self.eval_fraction < 1, "gate_temperature": self.gate_temperature > 0, "rank_coef": self.rank_coef >= 0,
+            "lora_r": self.lora_r >= 1, "lora_alpha": self.lora_alpha > 0, "lora_dropout": 0 <= self.lora_dropout < 1,
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
@@ -132,12 +139,12 @@ def prepare_data(cfg: TrainRMConfig) -> tuple[str, list[dict], list[dict], list[
         held = GENERATORS[fmt](cfg.n_eval, seed=cfg.seed, split="test")
         source = f"generated {fmt} data (arithmetic, seed {cfg.seed})"
     else:
-        rows = load_rows(cfg.data)
+        rows = load_rows(cfg.data, prompt_column=cfg.prompt_column)
         fmt = detect_format(rows, cfg.kind, cfg.data)
         cols = score_columns_of(rows, cfg.score_columns, cfg.data) if fmt == "scored" else []
         check_rows(rows, fmt, cfg.data, cols)
         if cfg.eval_data:
-            train, held = rows, load_rows(cfg.eval_data)
+            train, held = rows, load_rows(cfg.eval_data, flag="--eval-data", prompt_column=cfg.prompt_column)
         else:
             train, held = heldout_split(rows, cfg.eval_fraction)
             if not train or not held:
@@ -336,11 +343,65 @@ OBJECTIVES: dict[tuple[str, str], Callable[..., tuple[torch.Tensor, dict[str, fl
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainRMConfig) -> torch.optim.Optimizer:
-    """AdamW, fused (one kernel for all parameters: much faster on CPU too) where torch supports it."""
+    """AdamW over the trainable parameters, fused (one kernel for all parameters: much faster on
+    CPU too) where torch supports it."""
+    params = [p for p in model.parameters() if p.requires_grad]
     try:
-        return torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
+        return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
     except (RuntimeError, TypeError):  # an old torch or a device without the fused kernel
-        return torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
+
+
+# ---------------------------------------------------------------------------------------------
+# LoRA (peft): adapters on the backbone, the head trained in full
+
+def apply_lora(model: RewardModel, cfg: TrainRMConfig) -> RewardModel:
+    """Wrap the backbone with LoRA adapters (its own weights frozen); the head stays trainable and
+    a separate LM output layer (`lm_out`) is frozen with the backbone."""
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError:
+        raise ValueError("--lora needs peft: `pip install \"rewardlab[lora]\"`") from None
+    target = cfg.lora_target if cfg.lora_target == "all-linear" else [t.strip() for t in cfg.lora_target.split(",") if t.strip()]
+    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, target_modules=target)
+    try:
+        model.backbone = get_peft_model(model.backbone, lora)
+    except ValueError as exc:
+        raise ValueError(f"--lora-target {cfg.lora_target!r}: {exc}") from None
+    if getattr(model, "lm_out", None) is not None:
+        model.lm_out.requires_grad_(False)
+    return model
+
+
+def has_lora(model: RewardModel) -> bool:
+    return type(model.backbone).__name__.startswith("Peft")
+
+
+def merge_lora(model: RewardModel, adapter_dir: Path | None = None) -> RewardModel:
+    """Save the adapters alone to `adapter_dir` (when given), then fold them into the backbone's
+    weights: the model is a plain `RewardModel` again, saved and loaded like any other."""
+    if not has_lora(model):
+        return model
+    if adapter_dir is not None:
+        model.backbone.save_pretrained(str(adapter_dir))
+    model.backbone = model.backbone.merge_and_unload()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    return model
+
+
+def load_lora_checkpoint(model: RewardModel, checkpoint: Path) -> None:
+    """Weights of a LoRA run's checkpoint (saved with the adapters unmerged) into `model`, which
+    must already carry the same adapters (`apply_lora`)."""
+    from safetensors.torch import load_file
+
+    state = {}
+    for f in sorted(checkpoint.glob("*.safetensors")):
+        state.update(load_file(str(f)))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise ValueError(f"--resume: {checkpoint} does not match a LoRA reward model with these settings "
+                         f"(missing {missing[:3]}, unexpected {unexpected[:3]}); resume with the same --lora options")
 
 
 class BatchSampler:
@@ -494,7 +555,8 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
 
     # ---- model, optimizer, schedule ------------------------------------------------------
     settings = dict(taus=cfg.taus, attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature)
-    if resume_from is not None:
+    lora_resume = resume_from is not None and cfg.lora
+    if resume_from is not None and not lora_resume:
         model = RewardModel.from_pretrained(str(resume_from))
     elif cfg.init_from:
         torch.manual_seed(cfg.seed)
@@ -504,12 +566,17 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
         model = RewardModel.from_backbone(
             backbone, cfg.kind, keep_lm_head=cfg.lm_coef > 0, pooling=cfg.pooling, max_seq_length=cfg.max_seq_length,
             taus=cfg.taus, attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature,
-            step_separator=cfg.step_separator,
+            step_separator=cfg.step_separator, use_chat_template=bool(getattr(tokenizer, "chat_template", None)),
         )
+    if cfg.lora:
+        model = apply_lora(model, cfg)
+        if lora_resume:
+            load_lora_checkpoint(model, resume_from)
     if cfg.lm_coef > 0 and model.config.lm_head == "none":
         raise ValueError(f"--lm-coef {cfg.lm_coef}: the backbone {backbone!r} has no LM output layer (an encoder, or a model "
                          "saved without one); use --lm-coef 0 or a causal-LM checkpoint")
-    enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos)
+    enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos,
+                      chat_template=getattr(model.config, "use_chat_template", None))
     items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
     sampler = BatchSampler(len(items), cfg.batch_size, cfg.seed, prompt_groups(train_rows))
     first = [float(r[cols[0]]) for r in train_rows] if fmt == "scored" else [0.0, 1.0]
@@ -537,8 +604,10 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
         save_config(cfg, out_dir)
         if resume_from is not None:
             truncate_metrics(metrics_path, start_step)
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         _log(metrics_path, {"event": "start", "step": start_step, "format": fmt, "source": source, "n_train": len(train_rows),
-                            "n_eval": len(eval_rows), "backbone": str(backbone), "resumed_from": str(resume_from or "")})
+                            "n_eval": len(eval_rows), "backbone": str(backbone), "resumed_from": str(resume_from or ""),
+                            "trainable_params": trainable, "params": sum(p.numel() for p in model.parameters())})
 
     def evaluate(step: int) -> dict[str, float]:
         model.eval()
@@ -606,12 +675,17 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     if accelerator.is_main_process:
         if not eval_result:  # resumed at the end: evaluate once so the summary has numbers
             eval_result = evaluate(cfg.steps)
+        merge_lora(accelerator.unwrap_model(model), out_dir / "lora_adapter")  # final/ is a plain reward model
         model.eval()
         loaded = LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size)
         if cfg.kind == "prm" and not is_sample_rows(eval_rows):  # the Clip threshold the PRM reward uses by default
             loaded.model.config.clip_eta = clip_eta(loaded, eval_rows, batch_size=cfg.eval_batch_size)
         save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
-        fit_ood_detector(loaded, train_rows, final, cfg.seed)
+        try:
+            fit_ood_detector(loaded, train_rows, final, cfg.seed)
+        except ValueError as exc:  # too few rows to fit it: the model is saved, RL runs without the OOD share
+            bar.write(f"train-rm: warning: no OOD detector saved with the model: {exc}")
+            _log(metrics_path, {"event": "ood_skipped", "step": done, "reason": str(exc)})
         _log(metrics_path, {"event": "end", "step": done, "seconds": time.perf_counter() - t0})
     accelerator.wait_for_everyone()
     return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),

@@ -65,7 +65,7 @@ class RewardOutput(Sequence):
         if self.step_rewards is not None and self.step_ends is not None:
             for i, (r, e) in enumerate(zip(self.step_rewards, self.step_ends)):
                 if len(r) != len(e):
-                    raise ValueError(f"item {i}: {len(r)} step rewards but {len(e)} step ends")
+                    raise ValueError(f"item {i + 1}: {len(r)} step rewards but {len(e)} step ends")
 
     def __getitem__(self, i):  # type: ignore[override]
         return self.totals[i]
@@ -180,6 +180,40 @@ def reward_name(fn: Any) -> str:
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the built-in rewards.
 
+# The prompt as the data holds it (a string or chat messages), passed by the RL loop next to the
+# prompt text the policy saw (which may carry the policy's chat template). Rewards that run a model
+# of their own (reward models, judges) read this one and apply their own template.
+RAW_PROMPT_COLUMN = "raw_prompt"
+
+
+def model_prompts(prompts: Sequence[Text], columns: dict[str, Any]) -> list[Text]:
+    """The prompts a reward model or judge should see: the `raw_prompt` column when the trainer
+    passes one, else the prompts; chat messages stay messages, anything else becomes text.
+
+    >>> model_prompts(["<|user|>2+2?<|assistant|>"], {"raw_prompt": [[{"role": "user", "content": "2+2?"}]]})
+    [[{'role': 'user', 'content': '2+2?'}]]
+    """
+    raw = columns.get(RAW_PROMPT_COLUMN)
+    source = list(raw) if raw is not None and len(raw) == len(prompts) else list(prompts)
+    return [p if _is_chat(p) else prompt_text(p) if not isinstance(p, str) else p for p in source]
+
+
+def _is_chat(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str) and bool(value) and all(isinstance(m, dict) for m in value)
+
+
+def suggestion(word: str, valid: Sequence[str]) -> str:
+    """" (did you mean 'x'?)" for the closest valid name, or "" when none is close.
+
+    >>> suggestion("colum", ["column", "timeout", "reasoning"])
+    " (did you mean 'column'?)"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(v) for v in valid], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 # Keyword arguments that trainers pass next to the dataset columns; they are never data.
 TRAINER_KWARGS = ("completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
 LOG_KWARGS = ("log_metric", "log_extra")
@@ -238,7 +272,7 @@ def gold_texts(values: Sequence[Any], column: str, who: str) -> list[str | None]
     >>> gold_texts([{"a": [1, {"b": 2}]}], "answer", "reward 'verifier_math'")
     Traceback (most recent call last):
     ...
-    ValueError: reward 'verifier_math': column 'answer' row 0 is a dict; a gold answer must be a string or a number (or null for none)
+    ValueError: reward 'verifier_math': column 'answer' item 1 is a dict; a gold answer must be a string or a number (or null for none)
     """
     out: list[str | None] = []
     for i, value in enumerate(values):
@@ -248,7 +282,7 @@ def gold_texts(values: Sequence[Any], column: str, who: str) -> list[str | None]
             out.append(str(value))
         else:
             what = f"{value!r}" if isinstance(value, float) else f"a {type(value).__name__}"
-            raise ValueError(f"{who}: column {column!r} row {i} is {what}; a gold answer must be a string or a number (or null for none)")
+            raise ValueError(f"{who}: column {column!r} item {i + 1} is {what}; a gold answer must be a string or a number (or null for none)")
     return out
 
 

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from rewards.base import NamedReward, Text, check_batch, completion_text, group_indices, inner_columns, prompt_text, publish
+from rewards.base import (NamedReward, Text, check_batch, completion_text, group_indices, inner_columns, model_prompts, prompt_text,
+                          publish)
 from rewards.prm import split_steps
 
 MODES = ("pyes", "pointwise")
@@ -60,15 +61,24 @@ class GenerativeRMReward(NamedReward):
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
         texts = [completion_text(c) for c in completions]
+        questions = [prompt_text(p) for p in model_prompts(prompts, columns)]
+        before = _judge_stats(self.judge)
         if self.mode == "pyes":
-            out: list[float | None] = [float(x) for x in self.judge.p_yes([prompt_text(p) for p in prompts], texts)]
-            metrics = {"p_yes_mean": sum(out) / max(len(out), 1)}
+            out: list[float | None] = [None if x is None else float(x) for x in self.judge.p_yes(questions, texts)]
+            kept = [x for x in out if x is not None]
+            metrics = {"p_yes_mean": sum(kept) / len(kept) if kept else float("nan"), "failed": float(len(out) - len(kept)),
+                       "none_frac": (len(out) - len(kept)) / max(len(out), 1)}
         else:
             out = [None] * len(texts)
             unparseable = judgments = 0.0
-            for g in group_indices(prompts):
-                extra = {} if self.max_new_tokens is None else {"max_new_tokens": self.max_new_tokens}
-                result = self.judge.pointwise(prompt_text(prompts[g[0]]), [texts[i] for i in g], k=self.k, seed=self.seed, **extra)
+            groups = group_indices(prompts)
+            extra = {} if self.max_new_tokens is None else {"max_new_tokens": self.max_new_tokens}
+            many = getattr(self.judge, "pointwise_many", None)
+            if callable(many):  # a remote judge sends every group's judgments at once
+                results = many([questions[g[0]] for g in groups], [[texts[i] for i in g] for g in groups], k=self.k, seed=self.seed, **extra)
+            else:
+                results = [self.judge.pointwise(questions[g[0]], [texts[i] for i in g], k=self.k, seed=self.seed, **extra) for g in groups]
+            for g, result in zip(groups, results):
                 n_judged = int(getattr(result, "n_judgments", self.k))
                 parsed = n_judged - int(result.n_unparseable)
                 judgments += n_judged
@@ -79,8 +89,21 @@ class GenerativeRMReward(NamedReward):
             metrics = {"score_mean": sum(kept) / len(kept) if kept else float("nan"), "n_unparseable": unparseable,
                        "unparseable_frac": unparseable / judgments if judgments else 0.0,
                        "none_frac": (len(out) - len(kept)) / max(len(out), 1)}
+        metrics.update(_delta(before, _judge_stats(self.judge)))
         publish(self, metrics, columns)
         return out
+
+
+def _judge_stats(judge: Any) -> dict[str, float]:
+    from rewards.judge import _judge_stats as stats
+
+    return stats(judge)
+
+
+def _delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    from rewards.judge import _delta as delta
+
+    return delta(before, after)
 
 
 FIRST_ERROR_TEMPLATE = (
@@ -89,12 +112,15 @@ FIRST_ERROR_TEMPLATE = (
 )
 
 
-def parse_step_index(text: str, n_steps: int) -> int | None:
-    """The step number a judge names (1-based in the text -> 0-based), -1 for "none", None when unreadable.
+def parse_step_index(text: str | None, n_steps: int) -> int | None:
+    """The step number a judge names (1-based in the text -> 0-based), -1 for "none", None when
+    unreadable or when the judge gave no answer (a failed request).
 
     >>> parse_step_index(" Step 2 is wrong", 3), parse_step_index("-1", 3), parse_step_index("maybe", 3)
     (1, -1, None)
     """
+    if text is None:
+        return None
     m = re.search(r"-?\d+", text)
     if not m:
         return None
@@ -142,7 +168,8 @@ class FlawedPositiveReward(NamedReward):
         base = list(self.reward(prompts, completions, **inner))
         positives = [i for i, r in enumerate(base) if r is not None and r >= self.positive_threshold]
         steps = [split_steps(completion_text(completions[i]), self.separator)[0] for i in positives]
-        found = self.locate([prompt_text(prompts[i]) for i in positives], steps) if positives else []
+        questions = [prompt_text(p) for p in model_prompts(prompts, columns)]
+        found = self.locate([questions[i] for i in positives], steps) if positives else []
         out = list(base)
         flawed = unreadable = 0
         for i, where in zip(positives, found):
@@ -157,8 +184,36 @@ class FlawedPositiveReward(NamedReward):
         return out
 
 
+REMOTE_OPTIONS = ("model", "concurrency", "rate", "retries", "backoff", "timeout", "cache", "api_key_env", "max_tokens")
+
+
+def is_url(target: str) -> bool:
+    return str(target).startswith(("http://", "https://"))
+
+
+def load_judge(target: str, **remote: Any) -> Any:
+    """A judge: `target` an http(s) URL of an OpenAI-compatible endpoint -> `RemoteJudge` with
+    `remote` options (model, concurrency, rate, retries, backoff, timeout, cache, api_key_env,
+    max_tokens); else a local directory or hub name of a causal LM -> `GenerativeJudge`."""
+    remote = {k: v for k, v in remote.items() if v is not None}
+    if is_url(target):
+        from reward_models.remote import Limits, RemoteJudge
+
+        limit_keys = ("concurrency", "rate", "retries", "backoff", "timeout", "cache")
+        limits = Limits(**{k: remote.pop(k) for k in limit_keys if k in remote})
+        return RemoteJudge(target, limits=limits, **remote)
+    if remote:
+        raise ValueError(f"options {sorted(remote)} are for a judge behind an http(s) URL; {target!r} is a local model")
+    return _load_judge(target)
+
+
 def _load_judge(path: str) -> Any:
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from rewardlab.tables import looks_local
+
+    if looks_local(path) and not __import__("pathlib").Path(path).exists():
+        raise ValueError(f"cannot load a causal LM judge from {path!r}: no such directory (a judge server needs an http(s) URL)")
 
     try:
         model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
@@ -170,17 +225,28 @@ def _load_judge(path: str) -> Any:
 
 
 def genrm_from_spec(path: str | None = None, mode: str = "pyes", k: int = 4, seed: int = 0, average: bool = True,
-                    max_new_tokens: int | None = None) -> GenerativeRMReward:
+                    max_new_tokens: int | None = None, model: str | None = None, concurrency: int | None = None,
+                    rate: float | None = None, retries: int | None = None, backoff: float | None = None, timeout: float | None = None,
+                    cache: int | None = None, api_key_env: str | None = None) -> GenerativeRMReward:
+    """`genrm:PATH_OR_URL[:pyes|pointwise][:k=4,...]`; with an http(s) URL the judge is remote
+    (`model`, `concurrency`, `rate`, `retries`, `backoff`, `timeout`, `cache`, `api_key_env`)."""
     if not path:
-        raise ValueError("the spec genrm:PATH needs the path (or hub name) of a causal LM judge")
+        raise ValueError("the spec genrm:PATH needs the path (or hub name) of a causal LM judge, or the URL of a judge server")
     if mode not in MODES:
         raise ValueError(f"genrm spec: mode must be one of {', '.join(MODES)}, got {mode!r}")
-    return GenerativeRMReward(_load_judge(path), mode=mode, k=k, seed=seed, average=average, max_new_tokens=max_new_tokens)
+    judge = load_judge(path, model=model, concurrency=concurrency, rate=rate, retries=retries, backoff=backoff, timeout=timeout,
+                       cache=cache, api_key_env=api_key_env)
+    return GenerativeRMReward(judge, mode=mode, k=k, seed=seed, average=average, max_new_tokens=max_new_tokens)
 
 
-def fapo_from_spec(path: str | None = None, kind: str = "math", penalty: float = 1.0, column: str = "answer") -> FlawedPositiveReward:
+def fapo_from_spec(path: str | None = None, kind: str = "math", penalty: float = 1.0, column: str = "answer", model: str | None = None,
+                   concurrency: int | None = None, rate: float | None = None, retries: int | None = None,
+                   backoff: float | None = None, timeout: float | None = None, cache: int | None = None,
+                   api_key_env: str | None = None) -> FlawedPositiveReward:
     if not path:
-        raise ValueError("the spec fapo:PATH needs the path (or hub name) of a causal LM judge")
+        raise ValueError("the spec fapo:PATH needs the path (or hub name) of a causal LM judge, or the URL of a judge server")
     from rewards.verifier import VerifierReward
 
-    return FlawedPositiveReward(VerifierReward(kind=kind, answer_column=column), judge_first_error(_load_judge(path)), penalty=penalty)
+    judge = load_judge(path, model=model, concurrency=concurrency, rate=rate, retries=retries, backoff=backoff, timeout=timeout,
+                       cache=cache, api_key_env=api_key_env)
+    return FlawedPositiveReward(VerifierReward(kind=kind, answer_column=column), judge_first_error(judge), penalty=penalty)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Callable, Sequence
 
-from rewards.base import NamedReward, Text, check_batch, completion_text, prompt_text, publish
+from rewards.base import NamedReward, Text, check_batch, completion_text, model_prompts, publish, suggestion
 
 
 @dataclass
@@ -52,14 +52,16 @@ UTILITIES: dict[str, Callable[[Any, float], float]] = {
 UTILITY_DEFAULTS = {"mean": 0.0, "lower": 0.1, "cvar": 0.1, "risk": 0.5}
 
 
-def _load(path: str, kind: str, spec_name: str) -> Any:
+def _load(path: str, kind: str, spec_name: str, **options: Any) -> Any:
+    """The reward model at `path`: the project's own, or a hub-format one (`reward_models.hub`;
+    `options` such as label=, tag=, trust_remote_code= go to it)."""
     from reward_models import load_reward_model
 
+    options = {k: v for k, v in options.items() if v is not None}
     try:
-        rm = load_reward_model(path)
+        rm = load_reward_model(path, kind=kind, **options)
     except (OSError, ValueError) as exc:
-        raise ValueError(f"spec {spec_name!r}: cannot load a reward model from {path!r} ({exc}); pass a directory "
-                         f"saved by `rewardlab train-rm` (or save_pretrained), or a hub name") from exc
+        raise ValueError(f"spec {spec_name!r}: cannot load a reward model from {path!r}: {exc}") from None
     if rm.kind != kind:
         other = {"bt": "rm", "quantile": "qrm", "prm": "prm"}.get(rm.kind, rm.kind)
         raise ValueError(f"{path!r} is a {rm.kind!r} reward model, but the spec {spec_name!r} needs a {kind!r} one; use {other}:{path}")
@@ -100,7 +102,7 @@ class ScalarRMReward(NamedReward):
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        raw = [float(s) for s in self.model.score([prompt_text(p) for p in prompts], [completion_text(c) for c in completions],
+        raw = [float(s) for s in self.model.score(model_prompts(prompts, columns), [completion_text(c) for c in completions],
                                                   batch_size=self.batch_size)]
         metrics = {"score_mean": sum(raw) / max(len(raw), 1), "score_min": min(raw, default=math.nan), "score_max": max(raw, default=math.nan)}
         out = _standardized(raw, self.stats if self.standardize else None, metrics)
@@ -145,7 +147,7 @@ class QuantileRMReward(NamedReward):
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        scores = self.model.score([prompt_text(p) for p in prompts], [completion_text(c) for c in completions], batch_size=self.batch_size)
+        scores = self.model.score(model_prompts(prompts, columns), [completion_text(c) for c in completions], batch_size=self.batch_size)
         utility = UTILITIES[self.utility]
         raw = [utility(q, self.param) for q in scores]
         n = max(len(raw), 1)
@@ -156,20 +158,29 @@ class QuantileRMReward(NamedReward):
         return out
 
 
-def scalar_rm_from_spec(path: str | None = None, *flags: str, standardize: bool = False, batch_size: int = 32) -> ScalarRMReward:
+def scalar_rm_from_spec(path: str | None = None, *flags: str, standardize: bool = False, batch_size: int = 32, label: int | None = None,
+                        max_length: int | None = None, trust_remote_code: bool | None = None) -> ScalarRMReward:
+    """`rm:PATH[:standardize][:label=0,max_length=N,trust_remote_code=true]`: the project's RM, or a
+    hub sequence-classification RM (`label`, `max_length`, `trust_remote_code` are for those)."""
     if not path:
         raise ValueError("the spec rm:PATH needs the path (or hub name) of a reward model")
+    unknown = [f for f in flags if f != "standardize"]
+    if unknown:
+        raise ValueError(f"rm spec: unknown option {unknown[0]!r}; valid: standardize, label=N, max_length=N, trust_remote_code=true"
+                         + suggestion(unknown[0], ["standardize"]))
     standardize = standardize or "standardize" in flags
-    return ScalarRMReward(_load(path, "bt", f"rm:{path}"), standardize=standardize, batch_size=batch_size)
+    model = _load(path, "bt", f"rm:{path}", label=label, max_length=max_length, trust_remote_code=trust_remote_code)
+    return ScalarRMReward(model, standardize=standardize, batch_size=batch_size)
 
 
 def quantile_rm_from_spec(path: str | None = None, *flags: str, standardize: bool = False, batch_size: int = 32, **utility: float) -> QuantileRMReward:
     if not path:
         raise ValueError("the spec qrm:PATH needs the path (or hub name) of a quantile reward model")
     names = [f for f in flags if f in UTILITIES] + list(utility)
-    unknown = [f for f in flags if f not in UTILITIES and f != "standardize"]
+    unknown = [f for f in flags if f not in UTILITIES and f != "standardize"] + [u for u in utility if u not in UTILITIES]
     if unknown or len(names) > 1:
-        raise ValueError(f"qrm spec: give at most one utility ({', '.join(UTILITIES)}), got {names + unknown}")
+        raise ValueError(f"qrm spec: give at most one utility ({', '.join(UTILITIES)}), got {names + unknown}"
+                         + (suggestion(unknown[0], [*UTILITIES, "standardize", "batch_size"]) if unknown else ""))
     name = names[0] if names else "mean"
     return QuantileRMReward(_load(path, "quantile", f"qrm:{path}"), utility=name, param=utility.get(name),
                             standardize=standardize or "standardize" in flags, batch_size=batch_size)

@@ -30,7 +30,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Callable, Sequence
 
-from rewards.base import NamedReward, RewardOutput, Text, check_batch, completion_text, inner_columns, prompt_text, publish
+from rewards.base import NamedReward, RewardOutput, Text, check_batch, completion_text, inner_columns, model_prompts, publish, suggestion
 
 Scores = list[float]  # [K] prefix scores r_1..r_K of one completion
 SEPARATORS = {"space": " ", "newline": "\n", "nl": "\n", "tab": "\t"}  # names usable in a spec (`sep=space`)
@@ -185,7 +185,8 @@ class PRMReward(NamedReward):
                           "the PRM then scores whole answers, not steps. Set the separator the policy writes "
                           "(sep=space / sep=newline / the text in the spec)", PRMWarning, stacklevel=2)
         scored = [i for i, (steps, _) in enumerate(split) if steps]
-        scores = self.model.score([prompt_text(prompts[i]) for i in scored], [split[i][0] for i in scored], batch_size=self.batch_size)
+        shown = model_prompts(prompts, columns)
+        scores = self.model.score([shown[i] for i in scored], [split[i][0] for i in scored], batch_size=self.batch_size)
         probs: dict[int, Scores] = {}
         truncated = 0
         for i, s in zip(scored, scores):
@@ -201,7 +202,7 @@ class PRMReward(NamedReward):
                 totals.append(None), steps_out.append([]), ends_out.append([])
                 continue
             if len(probs[i]) != len(steps):
-                raise ValueError(f"the PRM returned {len(probs[i])} step scores for {len(steps)} steps (item {i})")
+                raise ValueError(f"the PRM returned {len(probs[i])} step scores for {len(steps)} steps (item {i + 1})")
             r = self.shape(probs[i])
             r[-1] += float(success[i])
             totals.append(sum(r)), steps_out.append(r), ends_out.append(ends)
@@ -215,7 +216,12 @@ class PRMReward(NamedReward):
 
 
 def prm_from_spec(path: str | None = None, *flags: str, eta: float | None = None, alpha: float = 1.0, success: str | None = None,
-                  sep: str | None = None, column: str = "answer", batch_size: int = 32) -> PRMReward:
+                  sep: str | None = None, column: str = "answer", batch_size: int = 32, tag: str | None = None,
+                  good: str | None = None, bad: str | None = None, system: str | None = None, max_length: int | None = None,
+                  trust_remote_code: bool | None = None) -> PRMReward:
+    """`prm:PATH[:REFINE|AGGREGATE][:eta=,alpha=,success=KIND,sep=,column=]`; for hub PRMs also
+    `tag=` (step tag), `good=` / `bad=` (step-tag PRMs' label tokens; `plus` / `minus` spell
+    "+" / "-", which a spec cannot hold), `system=`, `max_length=`, `trust_remote_code=true`."""
     if not path:
         raise ValueError("the spec prm:PATH needs the path (or hub name) of a process reward model")
     refine, aggregate = "clip-delta", None
@@ -226,7 +232,7 @@ def prm_from_spec(path: str | None = None, *flags: str, eta: float | None = None
             aggregate = flag
         else:
             raise ValueError(f"prm spec: unknown option {flag!r}; refinements: {', '.join(REFINEMENTS)}; "
-                             f"aggregations: {', '.join(AGGREGATIONS)}")
+                             f"aggregations: {', '.join(AGGREGATIONS)}" + suggestion(flag, [*REFINEMENTS, *AGGREGATIONS]))
     from rewards.learned import _load
     from rewards.verifier import VerifierReward
 
@@ -235,5 +241,6 @@ def prm_from_spec(path: str | None = None, *flags: str, eta: float | None = None
         sep = SEPARATORS.get(str(sep), str(sep))
         if not sep:
             raise ValueError("prm spec: sep= is empty; write sep=space, sep=newline, sep=tab or the separator text")
-    return PRMReward(_load(path, "prm", f"prm:{path}"), refine=refine, aggregate=aggregate, eta=eta, alpha=alpha,
+    hub = {"tag": tag, "good": good, "bad": bad, "system": system, "max_length": max_length, "trust_remote_code": trust_remote_code}
+    return PRMReward(_load(path, "prm", f"prm:{path}", **hub), refine=refine, aggregate=aggregate, eta=eta, alpha=alpha,
                      success=success_fn, separator=sep, batch_size=batch_size)

@@ -34,7 +34,8 @@ def _lengths(completions: Sequence[Text], columns: Mapping[str, Any]) -> tuple[l
 @dataclass(frozen=True)
 class FormatReward(NamedReward):
     """1.0 when the assistant turn matches the format, else 0.0 (`pattern` is a name of
-    `FORMAT_PATTERNS` or a regular expression; the whole stripped turn must match). The turn is the
+    `FORMAT_PATTERNS` or a regular expression; the whole stripped turn must match; a bare word that
+    is not a name, such as "boxd", is refused as a misspelt name). The turn is the
     completion, with the "<think>" of a chat template's prefill put back in front (`reasoning`,
     see `rewards.base.REASONING_MODES`): a prompt ending with "<think>", or a completion that
     closes the reasoning without opening it.
@@ -54,6 +55,13 @@ class FormatReward(NamedReward):
 
     def __post_init__(self) -> None:
         check_reasoning(self.reasoning, "FormatReward")
+        if self.pattern not in FORMAT_PATTERNS and re.fullmatch(r"[A-Za-z][A-Za-z_-]*", self.pattern):
+            from rewards.base import suggestion
+
+            raise ValueError(
+                f"FormatReward.pattern {self.pattern!r} is not a known format{suggestion(self.pattern, list(FORMAT_PATTERNS))}; "
+                f"known formats: {', '.join(FORMAT_PATTERNS)}. A bare word is taken for a misspelt name, not a regular "
+                f"expression: to match the literal text write it as one, e.g. '({self.pattern})'")
         try:
             re.compile(FORMAT_PATTERNS.get(self.pattern, self.pattern))
         except re.error as exc:

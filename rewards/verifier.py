@@ -11,6 +11,7 @@ inside the reasoning is not the answer, and a turn whose reasoning is never clos
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Callable, Mapping, Sequence
 
@@ -27,6 +28,8 @@ DEFAULT_VERDICT_REWARDS: dict[str, float | None] = {
     "error": None,  # the check crashed
 }
 VERDICTS = tuple(DEFAULT_VERDICT_REWARDS)
+# optional columns of code data (HumanEval, MBPP): the function the tests call, and code run before the tests
+ENTRY_POINT_COLUMN, SETUP_COLUMN = "entry_point", "test_setup_code"
 
 
 def verdict_rewards(**overrides: float | None) -> dict[str, float | None]:
@@ -46,7 +49,9 @@ def check_kind(kind: str, who: str) -> None:
     from verifiers.registry import KINDS
 
     if kind not in KINDS:
-        raise ValueError(f"{who}: unknown verifier kind {kind!r}; valid kinds: {', '.join(sorted(KINDS))}")
+        from rewards.base import suggestion
+
+        raise ValueError(f"{who}: unknown verifier kind {kind!r}{suggestion(kind, sorted(KINDS))}; valid kinds: {', '.join(sorted(KINDS))}")
 
 
 def _default_backend() -> Callable[..., list[Any]]:
@@ -85,8 +90,8 @@ class VerifierReward(NamedReward):
     name: str = ""  # display name (default "verifier_<kind>")
     reasoning: str = "auto"  # "auto" | "prefilled" | "off": where a reasoning model's answer is read (rewards.base.REASONING_MODES)
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # the verdict of each item on the last call (None: no gold answer), e.g. for `rewardlab score-data`
-    last_verdicts: list = field(default_factory=list, init=False, repr=False, compare=False)
+    # the verdict name of each item of the last call (None: no gold), for rewards built on this one
+    last_verdicts: list[str | None] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = set(VERDICTS) - set(self.rewards)
@@ -116,13 +121,36 @@ class VerifierReward(NamedReward):
             kwargs["timeout"] = self.timeout
         return list(backend(list(predictions), [str(g) for g in golds], kind=self.kind, **kwargs))
 
+    def golds(self, prompts: Sequence[Text], columns: dict[str, Any], n: int) -> list[str | None]:
+        """The gold text of each item. Code golds may be the hub's test shapes (MBPP's list of
+        asserts, stdin/stdout case lists, HumanEval's `test` with an `entry_point` column)."""
+        who = f"reward {self.name!r}"
+        values = require_column(columns, self.answer_column, n, who)
+        if self.kind != "code":
+            return gold_texts(values, self.answer_column, who)
+        from verifiers.code_kind import code_gold
+
+        entry = columns.get(ENTRY_POINT_COLUMN) or [None] * n
+        setup = columns.get(SETUP_COLUMN) or [None] * n
+        out: list[str | None] = []
+        for i, value in enumerate(values):
+            try:
+                out.append(None if value is None else code_gold(value, entry[i], setup[i]))
+            except ValueError as exc:
+                raise ValueError(f"{who}: column {self.answer_column!r} item {i + 1}: {exc}") from None
+        return out
+
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        who = f"reward {self.name!r}"
-        golds = gold_texts(require_column(columns, self.answer_column, len(completions), who), self.answer_column, who)
+        golds = self.golds(prompts, columns, len(completions))
         # rows without a gold (None) are not applicable: not sent to the verifier, counted
         have = [i for i, g in enumerate(golds) if g is not None]
         answers = {i: self.answer_text(prompts[i], completions[i]) for i in have}
+        if self.kind == "code" and columns.get(ENTRY_POINT_COLUMN):
+            from rewards.base import model_prompts
+
+            data_prompts = model_prompts(prompts, columns)  # HumanEval's signature, without a chat template
+            answers = {i: with_prompt_code(data_prompts[i], a, columns[ENTRY_POINT_COLUMN][i]) for i, a in answers.items()}
         sent = [i for i in have if answers[i] is not None]
         checked = dict(zip(sent, self.verify([answers[i] for i in sent], [golds[i] for i in sent])))
         results = [checked[i] if i in checked else _unclosed(self.kind) for i in have]
@@ -138,6 +166,24 @@ class VerifierReward(NamedReward):
         metrics["none_frac"] = sum(x is None for x in out) / max(len(out), 1)
         publish(self, metrics, columns)
         return out
+
+
+def with_prompt_code(prompt: Text, answer: str | None, entry_point: str | None) -> str | None:
+    r"""HumanEval's protocol for a completion that continues the prompt: when the completion does
+    not define `entry_point` itself but the prompt does (signature and docstring), the program is
+    prompt + completion.
+
+    >>> with_prompt_code("def f(x):\n", "    return x + 1\n", "f")
+    'def f(x):\n    return x + 1\n'
+    >>> with_prompt_code("def f(x):\n", "def f(x):\n    return x\n", "f")
+    'def f(x):\n    return x\n'
+    """
+    if answer is None or not entry_point or not isinstance(prompt, str):
+        return answer
+    defines = re.compile(rf"^\s*def {re.escape(entry_point)}\(", re.M)
+    if defines.search(answer) or "```" in answer or not defines.search(prompt):
+        return answer
+    return prompt + answer
 
 
 def _unclosed(kind: str) -> Any:

@@ -34,6 +34,8 @@ class RLConfig:
     model: str | None = opt(None, "policy: a local folder or hub name; default: the tiny character-level Llama warm-started on arithmetic (built and cached on first use)")
     data: str = opt(DEFAULT_DATA, "prompts: a task spec (arithmetic[:digits=3,n_terms=2,ops=+]), a JSONL/Parquet/CSV file or a hub dataset, with a `prompt` column plus what the reward needs")
     eval_data: str | None = opt(None, "held-out prompts for accuracy (file or hub name); default: the task's fixed test split, or none for files")
+    prompt_column: str = opt("prompt", "column of --data / --eval-data holding the prompt (a string or chat messages); with the default, a GSM8K `question` or MATH `problem` column is used when there is no `prompt`")
+    answer_column: str = opt("answer", "column holding the gold answer, given to the rewards as `answer`")
     reward: str = opt("verifier:math", "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function")
     accuracy_reward: str | None = opt("verifier:math", "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip")
     output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
@@ -97,6 +99,8 @@ class RLConfig:
     hack_gold_drop: float = opt(0.05, "hack alarm: gold accuracy (the mean of the last 3 probes) this far below its best while the proxy reward is still at or above its level then")
     hack_drift: float = opt(0.3, "hack alarm: mean completion length or PRM step count this far (relative) from its start")
     stop_on_alarm: bool = opt(False, "stop the run (policy, report and summary saved) when the hack monitor raises an alarm")
+    max_none_steps: int = opt(2, "stop after this many steps in a row in which the reward is None (not applicable) for every completion: nothing is being trained (0: never stop)")
+    max_constant_steps: int = opt(10, "stop after this many steps in a row in which the reward has one value for every completion: no learning signal (0: never stop)")
     log_samples: int = opt(4, "sample completions (prompt, completion, reward, gold) logged per step in metrics.jsonl and the report")
     # evaluation, logging, checkpoints
     eval_every: int = opt(50, "held-out greedy accuracy every N steps (0: only before and after)")
@@ -104,6 +108,7 @@ class RLConfig:
     checkpoint_every: int = opt(50, "write a checkpoint every N steps (0: only at the end)")
     keep_checkpoints: int = opt(2, "checkpoints kept on disk")
     resume: bool = opt(False, "continue from the latest checkpoint in output_dir")
+    overwrite: bool = opt(False, "replace the run already in output_dir (its config, metrics, checkpoints, policy and report are deleted); without it or --resume an existing run folder is refused")
     tensorboard: bool = opt(False, "also log to TensorBoard (needs `tensorboard`)")
     report: bool = opt(True, "write report.md / report.html and PNG plots at the end")
     seed: int = opt(0, "random seed")
@@ -145,7 +150,7 @@ class RLConfig:
             if getattr(self, name) <= 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
         for name in ("eval_every", "checkpoint_every", "warmup_steps", "entropy_coef", "temperature", "top_k", "probe_size",
-                     "log_samples", "zero_variance_tol"):
+                     "log_samples", "zero_variance_tol", "max_none_steps", "max_constant_steps"):
             if getattr(self, name) < 0:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
         if self.probe_every <= 0 or self.hack_gold_drop <= 0 or self.hack_drift <= 0:
@@ -160,6 +165,8 @@ class RLConfig:
             raise ValueError(f"--dual-clip must be > 1, got {self.dual_clip}")
         if not 0 < self.qae_k < 1:
             raise ValueError(f"--qae-k must be in (0, 1), got {self.qae_k}")
+        if self.resume and self.overwrite:
+            raise ValueError("--resume continues the run in --output-dir and --overwrite deletes it; pass one of them")
         if self.model is not None and _looks_local(self.model) and not Path(self.model).exists():
             raise ValueError(f"--model {self.model!r} does not exist; pass a model folder, a hub name, or omit it for the default policy")
 

@@ -16,7 +16,6 @@ True
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any, Sequence
 
 TASK_POOL = 20_000  # training prompts drawn from a procedural task (sampled with replacement)
@@ -48,35 +47,22 @@ def parse_task(spec: str) -> Any | None:
         raise ValueError(f"--data {spec!r}: {err}") from None
 
 
-def load_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0) -> list[dict[str, Any]]:
-    """Rows of a task split or of a dataset file / hub dataset (`split` names the file's split)."""
+def load_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0, prompt_column: str = "prompt",
+              answer_column: str = "answer", flag: str = "--data") -> list[dict[str, Any]]:
+    """Rows of a task split or of a dataset file / hub dataset (`split` names the hub split).
+    Dataset rows get `prompt` (and `answer`) from `prompt_column` / `answer_column`; with the
+    defaults a GSM8K `question` or MATH `problem` column is used when there is no `prompt`
+    (`rewardlab.tables.use_columns`). An `answer_column` other than the default must exist."""
+    from rewardlab.tables import PROMPT_FALLBACKS, read_table, use_columns
+
     task = parse_task(spec)
     if task is not None:
         return task.sample(limit or (TASK_POOL if split == "train" else 500), seed=seed, split=split)
-    rows = _load_dataset_rows(spec, split)
-    if not rows:
-        raise ValueError(f"--data {spec!r}: the {split!r} split has no rows")
+    rows = read_table(spec, split, flag=flag)
+    required = ["prompt"] + (["answer"] if answer_column != "answer" else [])
+    use_columns(rows, {"prompt": (prompt_column, PROMPT_FALLBACKS, "--prompt-column"),
+                       "answer": (answer_column, (), "--answer-column")}, f"{flag} {spec!r}", required=required)
     return rows[:limit] if limit else rows
-
-
-def _load_dataset_rows(spec: str, split: str) -> list[dict[str, Any]]:
-    import datasets
-
-    path = Path(spec)
-    builders = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
-    try:
-        if path.exists():
-            if path.suffix not in builders:
-                raise ValueError(f"--data {spec!r}: unknown file type {path.suffix!r}; use one of {sorted(builders)}")
-            ds = datasets.load_dataset(builders[path.suffix], data_files=str(path), split="train")
-        else:
-            ds = datasets.load_dataset(spec, split=split)
-    except (FileNotFoundError, ConnectionError, OSError) as err:
-        raise ValueError(
-            f"--data {spec!r}: not an existing file, a task (arithmetic[:digits=..]) nor an available "
-            f"dataset ({err.__class__.__name__}: {str(err).splitlines()[0] if str(err) else ''})"
-        ) from None
-    return [dict(r) for r in ds]
 
 
 def check_columns(rows: Sequence[dict[str, Any]], needed: Sequence[str], source: str) -> None:

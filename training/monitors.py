@@ -64,30 +64,65 @@ def _spread(values: Sequence[float | None]) -> tuple[float, float] | None:
 class ConstantReward:
     """A warning when the reward, or a component of a composite (its `<name>/std` metric), has the
     same value for every completion of the step. Warns on the first such step and then every
-    `every` steps while it lasts (the count is logged every step)."""
+    `every` steps while it lasts (the count is logged every step).
+
+    It also decides when a run must stop (`stop_reason`): after `max_none_steps` steps in a row in
+    which the reward was None (not applicable) for every completion - a broken gold column, a
+    reward that does not apply to this data: nothing is trained - or `max_constant_steps` steps
+    in a row of one value for every completion (0 turns either off). The reason names the reward,
+    its metrics of the last step (e.g. verdict counts) and a sample."""
 
     name: str = "reward"
     every: int = 25
+    max_none_steps: int = 0
+    max_constant_steps: int = 0
+    stop_reason: str | None = field(default=None, init=False)
     _count: int = field(default=0, init=False)
+    _none: int = field(default=0, init=False)
+    _const: int = field(default=0, init=False)
 
     def __call__(self, view: StepView) -> tuple[dict[str, float], str | None]:
         constant = []
+        n = max(len(view.totals), 1)
+        none_frac = sum(t is None for t in view.totals) / n
+        self._none = self._none + 1 if view.totals and none_frac == 1.0 else 0
         span = _spread(view.totals)
-        if span is not None and len(view.totals) > 1 and span[1] - span[0] <= 1e-12 * max(1.0, abs(span[0])):
+        whole = span is not None and len(view.totals) > 1 and span[1] - span[0] <= 1e-12 * max(1.0, abs(span[0]))
+        if whole:
             constant.append(f"{self.name} = {span[0]:.4g}")
         for key, value in view.metrics.items():
             if key.endswith("/std") and not key.startswith("total/") and isinstance(value, float) and value == 0.0:
                 mean = view.metrics.get(key[: -len("/std")] + "/mean", math.nan)
                 constant.append(f"component {key[: -len('/std')]!r} = {mean:.4g}")
+        numbers = {"monitor/none_frac": none_frac}
+        self._check_stop(view, whole)
         if not constant:
             self._count = 0
-            return {"monitor/constant_reward": 0.0}, None
+            return {**numbers, "monitor/constant_reward": 0.0}, None
         self._count += 1
         warn = None
         if self._count == 1 or self._count % self.every == 0:
             warn = (f"step {view.step}: constant reward over all {len(view.totals)} completions ({'; '.join(constant)}) "
                     f"for {self._count} step(s) in a row: no learning signal (is the reward's threshold or scale right?)")
-        return {"monitor/constant_reward": 1.0}, warn
+        return {**numbers, "monitor/constant_reward": 1.0}, warn
+
+    def _check_stop(self, view: StepView, whole: bool) -> None:
+        self._const = self._const + 1 if whole else 0
+        if self.max_none_steps and self._none >= self.max_none_steps:
+            what = f"was None (not applicable) for all {len(view.totals)} completions"
+            count = self._none
+        elif self.max_constant_steps and self._const >= self.max_constant_steps:
+            what = f"was {_spread(view.totals)[0]:.4g} for all {len(view.totals)} completions"
+            count = self._const
+        else:
+            return
+        metrics = ", ".join(f"{k}={v:.4g}" for k, v in view.metrics.items() if isinstance(v, (int, float)) and v == v)
+        sample = (f"prompt={view.prompts[0][-160:]!r}, completion={view.completions[0][:160]!r}"
+                  if view.completions else "no completions")
+        self.stop_reason = (f"reward {self.name!r} {what} in {count} steps in a row (steps {view.step - count + 1}-{view.step}): "
+                            f"nothing to learn from. Its metrics at step {view.step}: {metrics or 'none'}. "
+                            f"A sample: {sample}. Check the reward against the data (e.g. the gold column), or set "
+                            f"--max-none-steps / --max-constant-steps 0 to run on")
 
 
 # ---------------------------------------------------------------- OOD share

@@ -54,6 +54,8 @@ class RMDataConfig:
     model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start (built and cached on first use)")
     data: str = opt(DEFAULT_DATA, "prompts with gold answers: a task spec (arithmetic:...) or a JSONL/Parquet/CSV file / hub dataset with `prompt` and what --gold needs")
     eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's test split, or none for files")
+    prompt_column: str = opt("prompt", "column holding the prompt (default: `prompt`, else a GSM8K `question` or MATH `problem` column)")
+    answer_column: str = opt("answer", "column holding the gold answer, given to --gold as `answer`")
     gold: str = opt("verifier:math", "gold reward spec that labels the samples (a verifier)")
     correct_threshold: float = opt(1.0, "a sample is correct when its gold reward is >= this")
     output_dir: Path = opt(Path("runs/rm-data"), "output folder (train/, test/, summary.json)")
@@ -348,11 +350,12 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     step_mode = cfg.step_labels
     if step_mode == "auto" and task is not None and not getattr(task, "worked", False):
         step_mode = "none"  # a task answered directly has no steps
-    splits = {"train": load_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed)}
+    columns = {"prompt_column": cfg.prompt_column, "answer_column": cfg.answer_column}
+    splits = {"train": load_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed, **columns)}
     if task is not None and cfg.eval_data is None and cfg.eval_prompts:
         splits["test"] = load_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
     elif cfg.eval_data and cfg.eval_prompts:
-        splits["test"] = load_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
+        splits["test"] = load_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed, flag="--eval-data", **columns)
     for name, rows in splits.items():
         if "prompt" not in rows[0]:
             raise ValueError(f"--data {cfg.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")

@@ -19,6 +19,8 @@ from training.sft import SFTConfig
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="starting model (folder or hub name); default: a fresh tiny character-level Llama")
     parser.add_argument("--data", default="arithmetic:digits=3,n_terms=2,ops=+", help="task spec or JSONL/Parquet/CSV file with prompt and answer columns")
+    parser.add_argument("--prompt-column", default="prompt", help="column holding the prompt (default: `prompt`, else a GSM8K `question` or MATH `problem` column)")
+    parser.add_argument("--answer-column", default="answer", help="column holding the answer trained on [default: answer]")
     parser.add_argument("--eval-data", default=None, help="held-out file (default: the task's test split, or the last 10%% of --data)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/sft"), help="where the trained model, config and log go")
     parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: torch's default) [default: 1]")
@@ -36,12 +38,13 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.cpu_threads)
     try:
         config = config_from_args(SFTConfig, args)
-        rows = load_rows(args.data, split="train", seed=config.seed)
+        columns = {"prompt_column": args.prompt_column, "answer_column": args.answer_column}
+        rows = load_rows(args.data, split="train", seed=config.seed, **columns)
         missing = {"prompt", "answer"} - set(rows[0])
         if missing:
             raise ValueError(f"--data {args.data!r}: missing column(s) {sorted(missing)}; rows have {sorted(rows[0])}")
         if args.eval_data:
-            eval_rows = load_rows(args.eval_data, split="test", limit=config.eval_size)
+            eval_rows = load_rows(args.eval_data, split="test", limit=config.eval_size, flag="--eval-data", **columns)
         elif parse_task(args.data) is not None:
             eval_rows = load_rows(args.data, split="test", limit=config.eval_size, seed=config.seed)
         else:

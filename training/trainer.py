@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from rewardlab.config import save_config
 from training.advantages import ESTIMATORS, _whiten, sequence_rewards
 from training.checkpoint import load_checkpoint, resume_checkpoint, save_checkpoint
 from training.config import LEARNED_KL, RLConfig
@@ -42,9 +41,10 @@ from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogat
 from training.monitors import ConstantReward, GoldProbe, HackMonitor, OODShare, SampleLog, StepView, learned_models
 from training.rollout import Rollout, prompt_text, sample, token_logprobs
 from training.pipeline import BackgroundScorer, Round, ScoredRound, concat_behaviour, select_rows, wait_for
+from training.run_dir import start_run_dir
 from training.sampling import VarianceCurriculum, group_variance_score
 from training.scoring import Scores, required_columns, score, token_rewards
-from rewards.base import reward_name
+from rewards.base import RAW_PROMPT_COLUMN, reward_name
 
 
 class TrainingStopped(RuntimeError):
@@ -58,12 +58,16 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     from rewards import build_reward
     from rewards.spec import is_learned
 
+    from training.guards import check_policy_vocabulary
+    from training.run_dir import check_run_dir
+
+    check_run_dir(config.output_dir, config.resume, config.overwrite)
     reward_fn = build_reward(config.reward)
     acc_spec = config.accuracy_reward if (config.accuracy_reward or "none").lower() != "none" else None
-    rows = load_rows(config.data, split="train", seed=config.seed)
-    if "prompt" not in rows[0]:
-        raise ValueError(f"--data {config.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
+    columns = {"prompt_column": config.prompt_column, "answer_column": config.answer_column}
+    rows = load_rows(config.data, split="train", seed=config.seed, **columns)
     check_columns(rows, sorted(required_columns(reward_fn)), config.data)
+    check_policy_vocabulary(config.model, rows)
     held_out: list[dict] = []  # the first eval_size rows are the evaluation set, the next probe_size the gold probe
     if parse_task(config.data) is not None and config.eval_data is None:
         try:
@@ -71,7 +75,7 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
         except ValueError:  # a small task's test split has too few problems for both: the probe uses training prompts
             held_out = load_rows(config.data, split="test", limit=config.eval_size, seed=config.seed)
     elif config.eval_data:
-        held_out = load_rows(config.eval_data, split="test", seed=config.seed)
+        held_out = load_rows(config.eval_data, split="test", seed=config.seed, flag="--eval-data", **columns)
     eval_rows = held_out[: config.eval_size]
     probe_rows = held_out[config.eval_size : config.eval_size + config.probe_size] or rows[: config.probe_size]
     has_gold = "answer" in rows[0]
@@ -173,9 +177,12 @@ def _subset(scores: Scores, idx: list[int]) -> Scores:
 
 
 def _columns(rows: list[dict], group_size: int) -> dict[str, list]:
-    """Dataset columns (everything but the prompt), repeated once per completion."""
+    """Dataset columns (everything but the prompt), repeated once per completion, and the prompt as
+    the data holds it (`raw_prompt`: reward models and judges apply their own chat template to it)."""
     keys = [k for k in rows[0] if k != "prompt"]
-    return {k: [row.get(k) for row in rows for _ in range(group_size)] for k in keys}
+    columns = {k: [row.get(k) for row in rows for _ in range(group_size)] for k in keys}
+    columns[RAW_PROMPT_COLUMN] = [row["prompt"] for row in rows for _ in range(group_size)]
+    return columns
 
 
 def _forward(model, value_head, rollout: Rollout, idx, temperature: float, with_entropy: bool, entropy_grad: bool = False):
@@ -604,12 +611,18 @@ class Monitors:
         record.update(self.samples(view))
         return alarm
 
+    def check_stop(self) -> None:
+        """Raise `TrainingStopped` when a monitor says the run cannot learn (all-None or constant rewards)."""
+        if self.constant.stop_reason:
+            raise TrainingStopped(self.constant.stop_reason)
+
 
 def build_monitors(run: Run, probe_rows: list[dict], warn: Any) -> Monitors:
     c = run.config
     models = learned_models(run.reward_fn)
     probe = GoldProbe(probe_rows, c.probe_every, lambda rows: greedy_accuracy(run, rows)) if probe_rows and run.accuracy_fn else None
-    return Monitors(samples=SampleLog(c.log_samples), constant=ConstantReward(reward_name(run.reward_fn)),
+    constant = ConstantReward(reward_name(run.reward_fn), max_none_steps=c.max_none_steps, max_constant_steps=c.max_constant_steps)
+    return Monitors(samples=SampleLog(c.log_samples), constant=constant,
                     ood=OODShare(models) if models else None, probe=probe,
                     hack=HackMonitor(c.hack_gold_drop, c.hack_drift, gold_key="probe/accuracy" if probe else "accuracy"), warn=warn)
 
@@ -633,7 +646,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
     accelerator = run.accelerator
     resume_from = resume_checkpoint(ckpt_root, log=accelerator.print) if config.resume else None
     if accelerator.is_main_process:
-        save_config(config, out_dir)
+        start_run_dir(config, out_dir, resume_from)
     for warning in prepared.get("warnings", ()):
         accelerator.print(f"rl: warning: {warning}")
     metrics_path = out_dir / "metrics.jsonl"
@@ -667,6 +680,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
                 record["eval/accuracy"] = greedy_accuracy(run, prepared["eval_rows"])
             alarm = monitors.step(run, step, batch, record)
             _write(log_file, tb, record)
+            monitors.check_stop()  # all-None or constant rewards for too long: nothing to learn from
             bar.set_postfix(reward=f"{record['reward/mean']:.3f}", **({"acc": f"{record['accuracy']:.1%}"} if "accuracy" in record else {}))
             bar.update(1)
             if alarm and config.stop_on_alarm:

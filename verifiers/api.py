@@ -103,7 +103,7 @@ def verify_items(
             try:
                 result = fast(prediction, gold, kind, **options)
             except TypeError as exc:  # kinds raise TypeError for unknown options: the caller's mistake
-                raise TypeError(f"kind {kind!r} (item {i}): {exc}") from None
+                raise TypeError(f"kind {kind!r} (item {i + 1}): {exc}") from None
             except Exception as exc:  # noqa: BLE001 - the worker gives the verdict; the note stays visible
                 result, notes[i] = None, f"fast path raised {type(exc).__name__}: {exc}"[:300]
             if result is not None:

@@ -3,8 +3,12 @@
     rewardlab verify --gold '\\frac{1}{2}' --pred 'so the answer is $0.5$'
     rewardlab verify --input data/samples/verify_sample.jsonl --output outputs/verified.jsonl
 
-Input rows: `prediction`, `gold`, optional `kind` (else --kind) and `options` (an object passed
-to the kind); every other field is copied to the output row, which adds `verdict`, `score`,
+Input rows: `prediction` (or --prediction-column; `completion` / `response` when there is no
+`prediction`), `gold` (or --gold-column; `answer` when there is no `gold`), optional `kind` (else
+--kind) and `options` (an object passed to the kind). For kind `code` the gold may also be a list
+(MBPP's assert strings, or stdin/stdout case objects) and an `entry_point` / `test_setup_code`
+field is used as HumanEval / MBPP do. Lines are numbered from 1. Every other field is copied to
+the output row, which adds `verdict`, `score`,
 `extracted`, `gold_parsed`, `detail`, `elapsed` and `kind`. The output file is written to a
 temporary file and renamed at the end, so an interrupted run never leaves half a file.
 """
@@ -32,6 +36,8 @@ class VerifyConfig:
     pred: str | None = opt(None, "prediction to verify (single-item mode, with --gold)")
     kind: str = opt("math", "verifier kind, the default for rows without `kind` (math, numeric, choice, string, regex, code)")
     input: str | None = opt(None, "JSONL file with rows {prediction, gold, kind?, options?} (file mode)")
+    prediction_column: str = opt("prediction", "file mode: field with the prediction (falls back to `completion`/`response`)")
+    gold_column: str = opt("gold", "file mode: field with the gold answer (falls back to `answer`)")
     output: str | None = opt(None, "JSONL file to write the verified rows to (file mode)")
     timeout: float | None = opt(None, "hard limit per item in seconds (default: 5, 30 for code)")
     workers: int | None = opt(None, "worker processes (default: min(cpu count, 4))")
@@ -103,8 +109,34 @@ class InputError(ValueError):
     """A bad input row: the message names the file, the line and the field."""
 
 
-def read_items(path: str | Path, default_kind: str, default_options: dict[str, Any]) -> tuple[list[dict], list[tuple]]:
-    """(rows, items) from a JSONL file; raises InputError naming file, line and field."""
+PREDICTION_FALLBACKS, GOLD_FALLBACKS = ("completion", "response"), ("answer",)
+
+
+def _field(row: dict, wanted: str, default: str, fallbacks: tuple[str, ...]) -> str:
+    """The row's field for `wanted`: itself, or (when `wanted` is the default) the first fallback present."""
+    if wanted in row or wanted != default:
+        return wanted
+    return next((f for f in fallbacks if f in row), wanted)
+
+
+def _gold(value: Any, kind: str, row: dict, field: str, where: str) -> str:
+    """The gold text; for kind code, the hub's test shapes too (`verifiers.code_kind.code_gold`)."""
+    if kind == "code" and (not isinstance(value, str) or row.get("entry_point") or row.get("test_setup_code")):
+        from verifiers.code_kind import code_gold
+
+        try:
+            return code_gold(value, row.get("entry_point"), row.get("test_setup_code"))
+        except ValueError as exc:
+            raise InputError(f"{where}: field {field!r}: {exc}") from None
+    if not isinstance(value, str):
+        extra = " (a list of tests is accepted with kind code)" if isinstance(value, list) else ""
+        raise InputError(f"{where}: field {field!r} must be a string, got {type(value).__name__}{extra}")
+    return value
+
+
+def read_items(path: str | Path, default_kind: str, default_options: dict[str, Any], prediction_column: str = "prediction",
+               gold_column: str = "gold") -> tuple[list[dict], list[tuple]]:
+    """(rows, items) from a JSONL file; raises InputError naming file, line (from 1) and field."""
     rows, items = [], []
     path = Path(path)
     if not path.is_file():
@@ -125,19 +157,23 @@ def read_items(path: str | Path, default_kind: str, default_options: dict[str, A
             deep = next((key for key, value in row.items() if _depth(value) > MAX_DEPTH), None)
             if deep is not None:
                 raise InputError(f"{where}: field {deep!r} is nested more than {MAX_DEPTH} levels deep")
-            for field in ("prediction", "gold"):
+            pred_field = _field(row, prediction_column, "prediction", PREDICTION_FALLBACKS)
+            gold_field = _field(row, gold_column, "gold", GOLD_FALLBACKS)
+            for field, fallbacks in ((pred_field, PREDICTION_FALLBACKS), (gold_field, GOLD_FALLBACKS)):
                 if field not in row:
-                    raise InputError(f"{where}: missing field {field!r}")
-                if not isinstance(row[field], str):
-                    raise InputError(f"{where}: field {field!r} must be a string, got {type(row[field]).__name__}")
+                    also = f" (nor {' / '.join(map(repr, fallbacks))})" if field in ("prediction", "gold") else ""
+                    raise InputError(f"{where}: missing field {field!r}{also}; the row has {sorted(row)}")
+            if not isinstance(row[pred_field], str):
+                raise InputError(f"{where}: field {pred_field!r} must be a string, got {type(row[pred_field]).__name__}")
             kind = row.get("kind", default_kind)
             if kind not in KINDS:
                 raise InputError(f"{where}: field 'kind': unknown kind {kind!r}; valid kinds: {', '.join(kind_names())}")
+            gold = _gold(row[gold_field], kind, row, gold_field, where)
             options = row.get("options", {})
             if not isinstance(options, dict):
                 raise InputError(f"{where}: field 'options' must be an object, got {type(options).__name__}")
             rows.append(row)
-            items.append((row["prediction"], row["gold"], kind, {**default_options, **options}))
+            items.append((row[pred_field], gold, kind, {**default_options, **options}))
     if not rows:
         raise InputError(f"{path}: no rows (expected one JSON object per line)")
     return rows, items
@@ -182,7 +218,7 @@ def _run_file(config: VerifyConfig) -> int:
 
     from verifiers.api import verify_items
 
-    rows, items = read_items(config.input, config.kind, config.options())
+    rows, items = read_items(config.input, config.kind, config.options(), config.prediction_column, config.gold_column)
     start = time.perf_counter()
     results = []
     with tqdm(total=len(items), desc="verify", unit="item", file=sys.stderr, dynamic_ncols=True) as bar:

@@ -11,6 +11,10 @@ gold: the tests, in one of these formats
       passes only when the driver reports that the whole test code ran without an exception. How
       the solution's process exits proves nothing, and the tests compare the driver's own plain
       values, never objects of the solution.
+    Hub shapes become one of these with `code_gold`: MBPP's `test_list` (a list of assert strings,
+    with its `test_setup_code` in front), a list of stdin/stdout case objects, and HumanEval's
+    `test` string (a `check(candidate)` function) with its `entry_point` (`check(<entry_point>)`
+    is appended).
 options: the `SandboxLimits` fields (`cpu_seconds`, `wall_seconds`, `memory_mb`, `max_processes`,
     `file_size_mb`, `open_files`, `tmpfs_mb`, `max_output_kb`, `network`, `drop_privileges`),
     applied per test run: the sandbox policy (`SANDBOX_OPTIONS`), which only whoever runs the
@@ -107,6 +111,38 @@ def parse_tests(gold: str) -> CodeTests:
     except (SyntaxError, ValueError) as exc:
         raise ValueError(f"gold test code does not compile: {exc}") from None
     return CodeTests([], asserts=text)
+
+
+def code_gold(value: Any, entry_point: str | None = None, setup: str | None = None) -> str:
+    """The gold string of the hub's test shapes (see the module docstring); ValueError otherwise.
+
+    >>> print(code_gold(["assert f(1) == 2", "assert f(2) == 3"]))
+    assert f(1) == 2
+    assert f(2) == 3
+    >>> code_gold([{"input": "1 2", "output": "3"}])
+    '[{"input": "1 2", "output": "3"}]'
+    >>> code_gold("def check(candidate):\\n    assert candidate(1) == 2", entry_point="f").splitlines()[-1]
+    'check(f)'
+    """
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, str) for v in value):
+            text = "\n".join(value)
+        elif value and all(isinstance(v, dict) for v in value):
+            return json.dumps(list(value))
+        else:
+            raise ValueError("a list of tests must hold assert strings or {\"input\", \"output\"} objects, "
+                             f"got {json.dumps(value, default=str)[:80]}")
+    elif isinstance(value, dict):
+        return json.dumps(value)
+    elif isinstance(value, str):
+        text = value
+    else:
+        raise ValueError(f"tests must be a string, a list or an object, got {type(value).__name__}")
+    if setup and setup.strip():
+        text = setup.rstrip() + "\n" + text
+    if entry_point and re.search(r"^def check\(", text, re.M) and not re.search(r"^check\(", text, re.M):
+        text = text.rstrip() + f"\n\ncheck({entry_point})\n"
+    return text
 
 
 def check_options(options: dict[str, Any]) -> None:

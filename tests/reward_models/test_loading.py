@@ -29,7 +29,7 @@ def test_unknown_file_type_and_missing_hub_dataset_are_explained(tmp_path):
     bad.write_text("x")
     with pytest.raises(DataError, match="unsupported file type '.txt'"):
         load_rows(str(bad))
-    with pytest.raises(DataError, match="not a file and not a loadable hub dataset"):
+    with pytest.raises(DataError, match="cannot be read as a hub dataset"):
         load_rows("no-such-user/no-such-dataset-xyz")
 
 
@@ -47,7 +47,7 @@ def test_unknown_file_type_and_missing_hub_dataset_are_explained(tmp_path):
 def test_more_bad_rows(rows, fmt, cols, message):
     with pytest.raises(DataError, match=message) as info:
         check_rows(rows, fmt, "f.jsonl", cols)
-    assert str(info.value).startswith("f.jsonl: row 0: ")
+    assert str(info.value).startswith("f.jsonl: row 1: ")  # rows are numbered from 1 everywhere
 
 
 def test_heldout_split_never_splits_a_prompt():

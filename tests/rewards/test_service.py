@@ -62,11 +62,11 @@ def test_batch_endpoint(server):
         # labels must be what the reward compares (text or a number): a nested label is not turned into a string
         # that a completion could spell out to earn the reward
         ("/get_reward", {"query": ["{'a': [1, {'b': 2}]}"], "prompts": [""], "labels": [{"a": [1, {"b": 2}]}]}, AUTH, 400,
-         "column 'answer' row 0 is a dict"),
-        ("/get_reward", {"query": ["[1, 2]"], "prompts": [""], "labels": [[1, 2]]}, AUTH, 400, "column 'answer' row 0 is a list"),
-        ("/get_reward", {"query": ["True"], "prompts": [""], "labels": [True]}, AUTH, 400, "column 'answer' row 0 is a bool"),
+         "column 'answer' item 1 is a dict"),
+        ("/get_reward", {"query": ["[1, 2]"], "prompts": [""], "labels": [[1, 2]]}, AUTH, 400, "column 'answer' item 1 is a list"),
+        ("/get_reward", {"query": ["True"], "prompts": [""], "labels": [True]}, AUTH, 400, "column 'answer' item 1 is a bool"),
         ("/reward", {"prompts": ["p"], "completions": ["{'b': 2}"], "columns": {"answer": [{"b": 2}]}}, AUTH, 400,
-         "column 'answer' row 0 is a dict"),
+         "column 'answer' item 1 is a dict"),
     ],
 )
 def test_bad_requests(server, path, body, headers, status, fragment):
@@ -78,7 +78,7 @@ def test_bad_requests(server, path, body, headers, status, fragment):
 def test_non_finite_label_is_a_4xx(server):
     body = '{"query": ["nan"], "prompts": [""], "labels": [NaN]}'  # valid for Python's JSON parser
     response = httpx.post(f"{server}/get_reward", content=body, headers={**AUTH, "content-type": "application/json"}, timeout=60)
-    assert response.status_code == 400 and "column 'answer' row 0 is nan" in response.text
+    assert response.status_code == 400 and "column 'answer' item 1 is nan" in response.text
 
 
 def test_cli_bad_spec_lists_valid_names(capsys):
@@ -86,4 +86,4 @@ def test_cli_bad_spec_lists_valid_names(capsys):
 
     assert main(["serve-reward", "--reward", "verifier:math+nope"]) == 2
     err = capsys.readouterr().err
-    assert "unknown reward 'nope'" in err and "valid names: calibrated, fapo, format" in err
+    assert "unknown reward 'nope'" in err and "valid names: calibrated, dispatch, fapo, format" in err

@@ -43,14 +43,14 @@ def test_user_reward_by_module_function():
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("nope", r"unknown reward 'nope'.*valid names: calibrated, fapo, format, genrm"),  # unknown name
+        ("nope", r"unknown reward 'nope'.*valid names: calibrated, dispatch, fapo, format, genrm"),  # unknown name
         ("", "non-empty string"),  # empty spec
         ("verifier:math*heavy", "weight 'heavy'"),  # weight not a number
         ("verifier:klingon", "unknown verifier kind 'klingon'"),  # bad kind -> verifier's list of kinds
         ("format:(", "neither a known format"),  # bad regex
         ("rm", "needs the path"),  # rm without a path
         ("qrm:/x:cvar=0.1:lower=0.2", "at most one utility"),  # two utilities
-        ("ttrl:math:colour=red", "bad arguments"),  # unknown option
+        ("ttrl:math:colour=red", r"unknown option 'colour' \(did you mean 'column'\?\)"),  # unknown option, with the closest name
         ("no_such_module_xyz:fn", "cannot be imported"),  # module:function that does not import
         ("tests.rewards.user_reward:missing", "has no attribute 'missing'"),
         ("rm:/no/such/dir", "cannot load a reward model from '/no/such/dir'"),  # clear error, not a hub traceback

@@ -25,3 +25,8 @@ def fails_on_boom(prompts, completions, **columns):
 
 
 fails_on_boom.itemwise = True
+
+
+def raises(prompts, completions, **columns):
+    """A reward that fails on every call (the RL loop must stop, naming it)."""
+    raise RuntimeError("this reward always fails")
