@@ -33,8 +33,8 @@ if [ "$KIND" = prm ]; then
     --output-dir "$OUT/data"
   log "process RM on the policy's backbone"
   rewardlab train-rm --kind prm --backbone "$POLICY" --data "$OUT/data/train/stepwise.jsonl" \
-    --eval-data "$OUT/data/test/stepwise.jsonl" --step-separator " " --steps 1500 --batch-size 128 --lr 2e-3 \
-    --warmup-steps 100 --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --output "$OUT/rm"
+    --eval-data "$OUT/data/test/stepwise.jsonl" --step-separator " " --steps 3000 --batch-size 256 --lr 2e-3 \
+    --warmup-steps 100 --stop-at step_auroc=0.9 --save-every 500 --cpu-threads "$THREADS" --output "$OUT/rm"
   for refine in raw clip delta clip-delta; do
     log "RL with prm:$refine alone (token-level returns: reinforce_pp)"
     rewardlab rl --model "$POLICY" --data "$TASK" --reward "prm:$OUT/rm/final:$refine" --estimator reinforce_pp \
@@ -60,10 +60,14 @@ if [ "$KIND" = bt ]; then
   exit 0
 fi
 
-log "quantile RM on the policy's backbone (target: graded = 1 right, 0 wrong, -1 badly wrong)"
-rewardlab train-rm --kind qrm --backbone "$POLICY" --data "$OUT/data/train/scored.jsonl" --score-columns graded \
+log "Bradley-Terry RM on the policy's backbone (the quantile RM starts from it)"
+rewardlab train-rm --kind bt --backbone "$POLICY" --data "$OUT/data/train/preference.jsonl" \
   --eval-data "$OUT/data/test/samples.jsonl" --steps 1500 --batch-size 256 --lr 2e-3 --warmup-steps 100 \
-  --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --output "$OUT/rm"
+  --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --output "$OUT/rm-bt"
+log "quantile RM from the BT RM's backbone (target: graded = 1 right, 0.5 x closeness wrong, 0 badly wrong)"
+rewardlab train-rm --kind qrm --init-from "$OUT/rm-bt/final" --data "$OUT/data/train/scored.jsonl" \
+  --score-columns graded --eval-data "$OUT/data/test/samples.jsonl" --steps 500 --batch-size 256 --lr 5e-4 \
+  --warmup-steps 50 --eval-every 250 --save-every 500 --cpu-threads "$THREADS" --output "$OUT/rm"
 for utility in mean cvar=0.1; do
   log "RL with qrm:$utility alone"
   rewardlab rl --model "$POLICY" --reward "qrm:$OUT/rm/final:$utility" --output-dir "$OUT/rl-${utility%%=*}" \

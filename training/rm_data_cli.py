@@ -14,7 +14,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.epilog = ("example: rewardlab rm-data --n-prompts 20000 --output-dir runs/rm-data && "
                      "rewardlab train-rm --kind bt --backbone ~/.cache/rewardlab/policy-... --data runs/rm-data/train/preference.jsonl "
-                     "--eval-data runs/rm-data/test/preference.jsonl")
+                     "--eval-data runs/rm-data/test/samples.jsonl")
     add_config_args(parser, RMDataConfig)
 
 

@@ -103,7 +103,7 @@ def test_eval_rm_bad_input_errors(bt_rm_path, tmp_path, capsys):
     assert main(["eval-rm", "--rm", bt_rm_path, "--data", str(bad), "--out", str(tmp_path / "o")]) == 2
     assert "missing ['chosen', 'rejected']" in capsys.readouterr().err
     assert main(["eval-rm", "--rm", bt_rm_path, "--data", str(tmp_path / "nope.jsonl")]) == 2
-    assert "does not exist" in capsys.readouterr().err
+    assert "nope.jsonl': no such file" in capsys.readouterr().err
 
 
 def test_audit_verifier_ours_vs_math_verify_and_labels(tmp_path):

@@ -46,7 +46,7 @@ def test_monitor_calibrated_fpr_and_detection(tmp_path):
 def test_rows_to_texts():
     rows = [{"prompt": "p1", "chosen": "a", "rejected": "b"}, {"prompt": "p2", "completions": ["s1", "s2"]}]
     assert rows_to_texts(rows) == (["p1", "p1", "p2"], ["a", "b", "s1\ns2"])
-    with pytest.raises(ValueError, match="row 0 has no response"):
+    with pytest.raises(ValueError, match="row 1 has no response"):
         rows_to_texts([{"prompt": "x"}])
 
 

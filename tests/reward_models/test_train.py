@@ -25,11 +25,11 @@ GOOD_SCORED = {"prompt": "1+1=", "response": "The answer is 2.", "quality": 0.9}
 @pytest.mark.parametrize(
     "kind, bad_row, message",
     [
-        ("bt", {"prompt": "1+1=", "chosen": "2"}, "row 2: column 'rejected' is missing"),  # missing column
-        ("bt", {**GOOD_PREF, "chosen": "   "}, "row 2: column 'chosen' is empty"),  # empty response
-        ("prm", {**GOOD_STEP, "labels": [True]}, "row 2: column 'labels' has 1 labels for 2 steps"),  # label count
-        ("quantile", {**GOOD_SCORED, "quality": "high"}, "row 2: column 'quality' is 'high', not a finite number"),  # non-numeric
-        ("prm", {**GOOD_STEP, "completions": "1+1 = 2"}, "row 2: column 'completions' must be a non-empty list"),  # steps as one string
+        ("bt", {"prompt": "1+1=", "chosen": "2"}, "row 3: column 'rejected' is missing"),  # missing column
+        ("bt", {**GOOD_PREF, "chosen": "   "}, "row 3: column 'chosen' is empty"),  # empty response
+        ("prm", {**GOOD_STEP, "labels": [True]}, "row 3: column 'labels' has 1 labels for 2 steps"),  # label count
+        ("quantile", {**GOOD_SCORED, "quality": "high"}, "row 3: column 'quality' is 'high', not a finite number"),  # non-numeric
+        ("prm", {**GOOD_STEP, "completions": "1+1 = 2"}, "row 3: column 'completions' must be a non-empty list"),  # steps as one string
     ],
 )
 def test_bad_data_stops_before_training(tmp_path, capsys, kind, bad_row, message):

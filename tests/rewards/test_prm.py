@@ -136,7 +136,7 @@ def test_the_prm_splits_steps_as_it_was_trained_and_specs_can_say_space(monkeypa
     out = PRMReward(SeparatorPRM({"a": 0.9, "b": 0.7}), refine="raw")(["q"], ["a b"])
     assert out.step_rewards[0] == pytest.approx([0.9, 0.7])  # two steps, split on the PRM's own separator
     assert PRMReward(SeparatorPRM({}), separator="\n").separator == "\n"  # an explicit separator wins
-    monkeypatch.setattr(rewards.learned, "_load", lambda path, kind, name: SeparatorPRM({}))
+    monkeypatch.setattr(rewards.learned, "_load", lambda path, kind, name, **hub_options: SeparatorPRM({}))
     assert build_reward("prm:some/prm").separator == " "  # the default: the PRM's own
     for text, sep in (("space", " "), ("newline", "\n"), ("tab", "\t"), (";;", ";;")):
         assert build_reward(f"prm:some/prm:sep={text}").separator == sep

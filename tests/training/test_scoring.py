@@ -56,6 +56,18 @@ def test_dense_step_rewards_land_where_each_step_ends():
     assert rewards.sum().item() == pytest.approx(1.5)
 
 
+def test_the_final_steps_reward_lands_on_the_eos_that_ends_it():
+    # the EOS is the decision to stop: it must carry the final step's reward (a PRM reads the last step
+    # there). On the step's last character instead, a low score for an early stop fell on the tokens
+    # before the stop while the EOS got a return of 0, and Clip-Delta (rewards <= 0) taught stopping early.
+    for completion, ends, expected in (("12\n34", [3, 5], [0, 0, -0.2, 0, 0, -0.5]), ("12", [2], [0, 0, -0.7])):
+        out = RewardOutput(totals=[sum(x for x in expected)], step_rewards=[[x for x in expected if x]], step_ends=[ends])
+        s = score(lambda p, c, **k: out, ["q"], [completion], {})
+        ids = torch.tensor([TOK(completion, add_special_tokens=False)["input_ids"] + [TOK.eos_token_id]])
+        rewards, _ = token_rewards(s, torch.ones_like(ids), ids, TOK, group_size=1)
+        assert rewards[0].tolist() == pytest.approx(expected), completion
+
+
 def test_required_columns_of_composites():
     from rewards import build_reward
 
