@@ -47,8 +47,8 @@ fi
 
 log "warm start: the default policy (built and cached on first use)"
 POLICY=$(python3 -c "from training.policy import default_policy_path; print(default_policy_path())" | tail -n 1)
-log "the policy's own samples, labelled by the verifier"
-rewardlab rm-data --model "$POLICY" --output-dir "$OUT/data"
+log "the policy's own samples, labelled by the verifier (+ the gold answer where no sample is right)"
+rewardlab rm-data --model "$POLICY" --gold-completions answer --output-dir "$OUT/data"
 if [ "$KIND" = bt ]; then
   log "Bradley-Terry RM on the policy's backbone"
   rewardlab train-rm --kind bt --backbone "$POLICY" --data "$OUT/data/train/preference.jsonl" \

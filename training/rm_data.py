@@ -7,8 +7,8 @@ checker labels data for a learned proxy):
 
     OUT/train/samples.jsonl     one line per prompt: its columns, `samples`, `gold` (reward), `correct`
     OUT/train/preference.jsonl  {prompt, chosen, rejected}: a correct and a wrong completion of one prompt
-    OUT/train/scored.jsonl      {prompt, response, graded, correct, closeness, near_miss}
-    OUT/train/stepwise.jsonl    {prompt, completions (steps), labels, soft_labels, near_miss}
+    OUT/train/scored.jsonl      {prompt, response, graded, correct, closeness, near_miss, from_gold}
+    OUT/train/stepwise.jsonl    {prompt, completions (steps), labels, soft_labels, near_miss, from_gold}
     OUT/test/...                the same for held-out prompts (the task's test split or --eval-data)
     OUT/summary.json            label balance, settings, the step separator
 
@@ -16,6 +16,10 @@ checker labels data for a learned proxy):
   (+-1, +-10, +-100, two digits swapped) and, for tasks with steps, by cutting it after an earlier
   step (an early stop), kept only where the gold reward says it is wrong: the negatives a reward
   model must tell apart from the right answer (training prompts only).
+- `gold_completions` (a column, e.g. `answer`): on training prompts where no sample is right, the
+  column's text - a correct completion in the policy's own format - is added as a correct sample
+  (once the gold reward agrees), and near misses are made from it. Without it, a reward model
+  never sees a right answer to the prompts the policy always gets wrong and cannot rank there.
 - `closeness` = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 when right, 0 when off by
   10% or more ("badly wrong") or unreadable.
 - `graded` = 1 if correct, else 0.5 x closeness: the gold reward with partial credit (at most half)
@@ -69,6 +73,7 @@ class RMDataConfig:
     stop: tuple[str, ...] = opt((), "stop strings")
     chat_template: bool = opt(False, "wrap text prompts in the tokenizer's chat template")
     near_misses: int = opt(4, "wrong variants made from a correct completion's final number, per prompt (training prompts only)")
+    gold_completions: str = opt("", "a column holding a correct completion in the policy's own format (e.g. answer for direct answers, solution for worked arithmetic): added, once verified, to the training prompts on which no sample is right, so the reward model also knows the right answer where the policy never writes it (empty: off)")
     max_pairs: int = opt(0, "preference pairs per prompt at most (0: every correct x wrong pair)")
     step_labels: str = opt("auto", "stepwise labels: auto, check (verify each a+b=c), mc (Monte-Carlo completions), none", choices=STEP_LABELS)
     step_separator: str = opt("auto", "what separates steps in a completion: auto (the task's: a space for worked arithmetic, else a newline), space, newline, or the text itself")
@@ -187,7 +192,7 @@ class Sampler:
 
 
 def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataConfig, separator: str,
-                step_mode: str, near_misses: int, rng: random.Random) -> list[dict]:
+                step_mode: str, near_misses: int, rng: random.Random, gold_completions: str = "") -> list[dict]:
     """Sample, label and (optionally) step-label one shard of prompts: one record per prompt."""
     from training.rollout import prompt_text
     from training.steps import check_steps, checkable, mc_labels, mc_prefixes, split_steps
@@ -204,6 +209,8 @@ def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataCon
         g = gold[i * cfg.samples : (i + 1) * cfg.samples]
         rec = {**row, "samples": texts[i], "gold": g, "correct": [v is not None and v >= cfg.correct_threshold for v in g]}
         records.append(rec)
+    if gold_completions:
+        add_gold_completions(records, prompts, gold_fn, cfg, gold_completions)
     if near_misses:
         add_near_misses(records, prompts, gold_fn, cfg, near_misses, rng, separator if step_mode != "none" else None)
     if step_mode != "none":
@@ -226,6 +233,26 @@ def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataCon
     return records
 
 
+def add_gold_completions(records: list[dict], prompts: list[str], gold_fn: Any, cfg: RMDataConfig, column: str) -> None:
+    """Append the text of `column` (a correct completion in the policy's format) to each prompt on
+    which no sample is right, where the gold reward says it is right (`from_gold` flags it)."""
+    todo = [i for i, rec in enumerate(records) if not any(rec["correct"]) and str(rec.get(column) or "").strip()]
+    texts = [str(records[i][column]) for i in todo]
+    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct", "from_gold")]
+    gold = gold_rewards(gold_fn, [prompts[i] for i in todo], texts, {key: [records[i].get(key) for i in todo] for key in keys})
+    for i, text, g in zip(todo, texts, gold):
+        if g is not None and g >= cfg.correct_threshold:
+            rec = records[i]
+            rec["from_gold"] = flags(rec, "from_gold") + [True]
+            rec["samples"].append(text), rec["gold"].append(g), rec["correct"].append(True)
+
+
+def flags(rec: dict, key: str) -> list[bool]:
+    """A per-sample flag list of a record (`near_miss`, `from_gold`), False where it was not set."""
+    have = list(rec.get(key, []))
+    return have + [False] * (len(rec["samples"]) - len(have))
+
+
 def add_near_misses(records: list[dict], prompts: list[str], gold_fn: Any, cfg: RMDataConfig, k: int, rng: random.Random,
                     separator: str | None = None) -> None:
     """Append verified-wrong variants of each prompt's first correct sample (`near_miss` flags
@@ -245,7 +272,7 @@ def add_near_misses(records: list[dict], prompts: list[str], gold_fn: Any, cfg: 
         for rec in records:
             rec["near_miss"] = [False] * len(rec["samples"])
         return
-    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct")]
+    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct", "from_gold")]
     cols = {key: [records[i].get(key) for i in cand_idx] for key in keys}
     gold = gold_rewards(gold_fn, [prompts[i] for i in cand_idx], cand, cols)
     for rec in records:
@@ -267,7 +294,7 @@ def add_mc_labels(records: list[dict], prompts: list[str], sampler: Sampler, gol
                 jobs.append((r, j, k, prefix))
     outs = sampler.complete([prompts[r] + prefix for r, _, _, prefix in jobs], cfg.mc_rollouts)
     texts = [prefix + cont for (_, _, _, prefix), conts in zip(jobs, outs) for cont in conts]
-    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct", "steps", "near_miss")]
+    keys = [key for key in records[0] if key not in ("prompt", "samples", "gold", "correct", "steps", "near_miss", "from_gold")]
     cols = {key: [records[r].get(key) for r, _, _, _ in jobs for _ in range(cfg.mc_rollouts)] for key in keys}
     gold = gold_rewards(gold_fn, [prompts[r] for r, _, _, _ in jobs for _ in range(cfg.mc_rollouts)], texts, cols) if jobs else []
     success: dict[tuple[int, int], list[list[bool]]] = {}
@@ -296,38 +323,43 @@ def derive_rows(records: list[dict], separator: str, max_pairs: int, rng: random
         if max_pairs and len(pairs) > max_pairs:
             pairs = rng.sample(pairs, max_pairs)
         out["preference"] += [{"prompt": rec["prompt"], "chosen": g, "rejected": b} for g, b in pairs]
-        near = rec.get("near_miss", [False] * len(rec["samples"]))
+        near, made = flags(rec, "near_miss"), flags(rec, "from_gold")
         for text, j in seen.items():
             if rec["gold"][j] is None:
                 continue
             close = closeness(text, rec.get("answer", ""))
             out["scored"].append({"prompt": rec["prompt"], "response": text,
                                   "graded": 1.0 if rec["correct"][j] else 0.5 * close,
-                                  "correct": float(rec["correct"][j]), "closeness": close, "near_miss": near[j]})
+                                  "correct": float(rec["correct"][j]), "closeness": close, "near_miss": near[j],
+                                  "from_gold": made[j]})
             if "step_labels" in rec and rec["steps"][j]:
                 out["stepwise"].append({"prompt": rec["prompt"], "completions": rec["steps"][j], "labels": rec["step_labels"][j],
-                                        "soft_labels": rec["step_soft_labels"][j], "near_miss": near[j]})
+                                        "soft_labels": rec["step_soft_labels"][j], "near_miss": near[j], "from_gold": made[j]})
     return out
 
 
 def balance(records: list[dict], rows: dict[str, list[dict]]) -> dict[str, Any]:
-    """Label balance of one split (rates over the policy's own samples, near-misses left out)."""
-    policy_rows = [x for x in rows["scored"] if not x["near_miss"]]
-    n = sum(len(r["samples"]) - sum(r.get("near_miss", [])) for r in records)
-    correct = sum(c for r in records for c, nm in zip(r["correct"], r.get("near_miss", [False] * len(r["samples"]))) if not nm)
+    """Label balance of one split (rates over the policy's own samples: near misses and gold
+    completions left out)."""
+    def own(rec: dict) -> list[bool]:
+        return [not (n or g) for n, g in zip(flags(rec, "near_miss"), flags(rec, "from_gold"))]
+
+    policy_rows = [x for x in rows["scored"] if not (x["near_miss"] or x["from_gold"])]
+    n = sum(sum(own(r)) for r in records)
+    correct = sum(c for r in records for c, mine in zip(r["correct"], own(r)) if mine)
     none = sum(g is None for r in records for g in r["gold"])
     out = {
         "prompts": len(records), "samples": n, "correct_rate": correct / max(n, 1), "gold_none": none,
-        "prompts_all_wrong": sum(not any(r["correct"]) for r in records),
-        "prompts_all_correct": sum(all(c for c, nm in zip(r["correct"], r.get("near_miss", [False] * len(r["samples"]))) if not nm)
-                                   for r in records),
-        "near_misses": sum(sum(r.get("near_miss", [])) for r in records),
+        "prompts_all_wrong": sum(not any(c for c, mine in zip(r["correct"], own(r)) if mine) for r in records),
+        "prompts_all_correct": sum(all(c for c, mine in zip(r["correct"], own(r)) if mine) for r in records),
+        "near_misses": sum(sum(flags(r, "near_miss")) for r in records),
+        "gold_completions": sum(sum(flags(r, "from_gold")) for r in records),
         "preference_pairs": len(rows["preference"]), "scored_rows": len(rows["scored"]),
         "badly_wrong_rate": sum(x["closeness"] == 0 for x in policy_rows) / max(len(policy_rows), 1),
     }
-    steps = [lab for x in rows["stepwise"] if not x["near_miss"] for lab in x["labels"]]
+    steps = [lab for x in rows["stepwise"] if not (x["near_miss"] or x["from_gold"]) for lab in x["labels"]]
     if steps:
-        n_policy = sum(not x["near_miss"] for x in rows["stepwise"])
+        n_policy = sum(not (x["near_miss"] or x["from_gold"]) for x in rows["stepwise"])
         out.update(stepwise_rows=len(rows["stepwise"]), steps=len(steps), step_correct_rate=sum(steps) / len(steps),
                    steps_per_solution=len(steps) / max(n_policy, 1))
     return out
@@ -385,7 +417,8 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
                     torch.manual_seed(hash_seed(cfg.seed, split, k))
                     rng = random.Random(f"{cfg.seed}-{split}-{k}")
                     recs = label_shard(shards[k], sampler, gold_fn, cfg, separator, step_mode,
-                                       cfg.near_misses if split == "train" else 0, rng)
+                                       cfg.near_misses if split == "train" else 0, rng,
+                                       cfg.gold_completions if split == "train" else "")
                     fh.write("".join(json.dumps({**r, "shard": k}) + "\n" for r in recs))
                     fh.flush()
                     bar.update(len(shards[k]))

@@ -51,6 +51,8 @@ def test_user_reward_by_module_function():
         ("rm", "needs the path"),  # rm without a path
         ("qrm:/x:cvar=0.1:lower=0.2", "at most one utility"),  # two utilities
         ("ttrl:math:colour=red", r"unknown option 'colour' \(did you mean 'column'\?\)"),  # unknown option, with the closest name
+        ("verifier:math:colum=answer", r"unknown option 'colum' \(did you mean 'column'\?\)"),
+        ("format:boxd", r"'boxd' is not a known format \(did you mean 'boxed'\?\)"),  # a typo, not a regex that never matches
         ("no_such_module_xyz:fn", "cannot be imported"),  # module:function that does not import
         ("tests.rewards.user_reward:missing", "has no attribute 'missing'"),
         ("rm:/no/such/dir", "cannot load a reward model from '/no/such/dir'"),  # clear error, not a hub traceback

@@ -124,3 +124,29 @@ def test_truncated_variants_are_early_stops():
 
     assert truncated_variants("1+2=3 3+4=7 7+5=12", " ") == ["1+2=3", "1+2=3 3+4=7"]
     assert truncated_variants("579", " ") == []
+
+
+class WrongSampler(Sampler):
+    """A policy that always answers 1."""
+
+    def complete(self, prompts, n):
+        return [["1"] * n for _ in prompts]
+
+
+def test_gold_completions_give_a_right_answer_where_the_policy_has_none():
+    from rewards import build_reward
+    from training.rm_data import balance, derive_rows
+
+    cfg = RMDataConfig(samples=2, near_misses=2, gold_completions="answer")
+    rows = [{"prompt": "12+34=", "answer": "46"}, {"prompt": "0+1=", "answer": "1"}]
+    recs = label_shard(rows, WrongSampler(None, None, cfg), build_reward("verifier:math"), cfg, " ", "none", 2,
+                       random.Random(0), gold_completions="answer")
+    wrong, right = recs
+    assert wrong["samples"][:3] == ["1", "1", "46"] and wrong["correct"][:3] == [False, False, True]
+    assert wrong["from_gold"][:3] == [False, False, True] and any(wrong["near_miss"])  # near misses of the gold
+    assert "from_gold" not in right and right["correct"][:2] == [True, True]  # the policy was right: nothing added
+    out = derive_rows(recs, " ", 0, random.Random(0))
+    assert {"prompt": "12+34=", "chosen": "46", "rejected": "1"} in out["preference"]
+    summary = balance(recs, out)
+    assert summary["gold_completions"] == 1 and summary["samples"] == 4 and summary["prompts_all_wrong"] == 1
+
