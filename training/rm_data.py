@@ -395,6 +395,9 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     from training.scoring import required_columns
 
     check_columns(splits["train"], sorted(required_columns(gold_fn)), cfg.data)
+    if cfg.gold_completions and cfg.gold_completions not in splits["train"][0]:
+        raise ValueError(f"--gold-completions {cfg.gold_completions!r}: the rows of --data have no such column; they have "
+                         f"{sorted(splits['train'][0])} (give the column that holds a correct completion, e.g. answer)")
     if out.exists() and any(out.iterdir()) and not cfg.resume:
         raise FileExistsError(f"{out} is not empty; pass --resume to continue that run or choose another --output-dir")
     out.mkdir(parents=True, exist_ok=True)

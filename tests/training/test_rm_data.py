@@ -150,3 +150,9 @@ def test_gold_completions_give_a_right_answer_where_the_policy_has_none():
     summary = balance(recs, out)
     assert summary["gold_completions"] == 1 and summary["samples"] == 4 and summary["prompts_all_wrong"] == 1
 
+
+def test_a_gold_completions_column_that_does_not_exist_is_named(tmp_path, capsys):
+    assert rewardlab(BASE + ["--gold-completions", "solutoin", "--output-dir", str(tmp_path / "d")]) == 2
+    assert "--gold-completions 'solutoin': the rows of --data have no such column" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()  # nothing written
+
