@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.records import append_record  # noqa: E402
 
 TARGET = 0.8
 
@@ -93,10 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio Ray / local: {rate_ray / rate_local:.2f}x ({'meets' if rate_ray / rate_local >= TARGET else 'BELOW'} the {TARGET}x target; "
           f"{rate_ray_all / rate_local:.2f}x counting ray.init)")
     print(f"verdicts local {local['verdict']}\nverdicts Ray   {remote['verdict']}\ndiffering items: {sum(differ.values())} {dict(differ)}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.out, "a") as f:
-            f.write(json.dumps(record) + "\n")
+    append_record(args.out, record)
     return 0
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing; also makes `bench.slow_rewards` importable
+from bench.records import append_record  # noqa: E402
 
 TARGET = 1.4
 
@@ -77,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ratio = record["plain"]["time_step"] / record["overlap"]["time_step"]
     record["ratio"] = round(ratio, 3)
     print(f"\nstep time ratio plain / overlap: {ratio:.2f}x ({'meets' if ratio >= TARGET else 'BELOW'} the {TARGET}x target)")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.out, "a") as f:
-            f.write(json.dumps(record) + "\n")
+    append_record(args.out, record)
     return 0
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.records import append_record  # noqa: E402
 
 TARGET = 0.7
 CLIENTS = 64
@@ -185,10 +186,7 @@ def main(argv: list[str] | None = None) -> int:
           f"({'meets' if ratio >= TARGET else 'BELOW'} the {TARGET}x target)")
     print(f"lost rewards {lost}, retried requests {retries}, latency p50 {record['p50_ms']} ms, p99 {record['p99_ms']} ms, "
           f"server's mean batch {mean_batch:.1f} items; same rewards as the batched client: {streamed == batched}")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        with open(args.out, "a") as f:
-            f.write(json.dumps(record) + "\n")
+    append_record(args.out, record)
     return 0
 
 

@@ -42,6 +42,14 @@ def _llama_config(tokenizer, **kw):
                        eos_token_id=1, bos_token_id=3, **kw)
 
 
+def _saved(model, tok, directory: Path, name: str) -> str:
+    """Save the model and its tokenizer in directory/name, as the hub holds them; return the path."""
+    path = Path(directory) / name
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
 def make_sequence_rm(directory: Path, seed: int = 0, chat_template: bool = True) -> str:
     """A LlamaForSequenceClassification reward model (one label), as TRL's RewardTrainer saves one."""
     from transformers import LlamaForSequenceClassification
@@ -49,10 +57,7 @@ def make_sequence_rm(directory: Path, seed: int = 0, chat_template: bool = True)
     torch.manual_seed(seed)
     tok = char_tokenizer(chat_template=chat_template)
     model = LlamaForSequenceClassification(_llama_config(tok, num_labels=1))
-    path = Path(directory) / "seq-rm"
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return str(path)
+    return _saved(model, tok, directory, "seq-rm")
 
 
 def make_step_tag_prm(directory: Path, seed: int = 0) -> str:
@@ -62,10 +67,7 @@ def make_step_tag_prm(directory: Path, seed: int = 0) -> str:
     torch.manual_seed(seed)
     tok = char_tokenizer(extra=("ки",), chat_template=False)
     model = LlamaForCausalLM(_llama_config(tok))
-    path = Path(directory) / "step-tag-prm"
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return str(path)
+    return _saved(model, tok, directory, "step-tag-prm")
 
 
 def make_token_prm(directory: Path, seed: int = 0) -> str:
@@ -75,10 +77,7 @@ def make_token_prm(directory: Path, seed: int = 0) -> str:
     torch.manual_seed(seed)
     tok = char_tokenizer(extra=("<extra_0>",))
     model = LlamaForTokenClassification(_llama_config(tok, num_labels=2))
-    path = Path(directory) / "token-prm"
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return str(path)
+    return _saved(model, tok, directory, "token-prm")
 
 
 def make_chat_policy(directory: Path, seed: int = 0) -> str:
@@ -89,7 +88,4 @@ def make_chat_policy(directory: Path, seed: int = 0) -> str:
     tok = char_tokenizer()
     model = LlamaForCausalLM(_llama_config(tok, tie_word_embeddings=True))
     model.generation_config.pad_token_id, model.generation_config.eos_token_id = 0, 1
-    path = Path(directory) / "chat-policy"
-    model.save_pretrained(path)
-    tok.save_pretrained(path)
-    return str(path)
+    return _saved(model, tok, directory, "chat-policy")

@@ -232,7 +232,7 @@ class MicroBatcher:
     def _one(self, key: Hashable, payload: Any) -> Any:
         try:
             return list(self.run_batch(key, [payload]))[0]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - this request's own error, set on its future by the caller
             return exc
 
     def close(self) -> None:
