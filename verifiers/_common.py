@@ -20,6 +20,49 @@ MAX_GOLD_CHARS = 10_000
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
+MAX_DEPTH = 64  # nesting levels an input row or an option value may have (deeper: refused, not a RecursionError later)
+
+
+def depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion.
+
+    >>> depth({"a": [1, {"b": 2}]}), depth("x")
+    (3, 0)
+    """
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, (list, tuple)):
+            deepest = max(deepest, level)
+            continue
+        deepest = max(deepest, level + 1)
+        stack.extend((child, level + 1) for child in node)
+    return deepest
+
+
+def check_plain_options(kind: str, options: dict[str, Any]) -> None:
+    """TypeError unless every option value is plain data that can travel to a worker process:
+    nested at most MAX_DEPTH levels, and picklable (no lambdas, open files, ...).
+
+    >>> check_plain_options("numeric", {"rel_tol": [[[0.1]]]})
+    >>> check_plain_options("numeric", {"rel_tol": lambda x: x})
+    Traceback (most recent call last):
+    TypeError: numeric verifier option 'rel_tol' must be plain data (numbers, strings, lists, dicts); it cannot be sent to a worker process (PicklingError)
+    """
+    import pickle
+
+    for name, value in options.items():
+        if depth(value) > MAX_DEPTH:
+            raise TypeError(f"{kind} verifier option {name!r} is nested more than {MAX_DEPTH} levels deep")
+        try:
+            pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - any failure to pickle means the same to the caller
+            raise TypeError(f"{kind} verifier option {name!r} must be plain data (numbers, strings, lists, dicts); "
+                            f"it cannot be sent to a worker process ({type(exc).__name__})") from None
+
+
 def check_options(kind: str, options: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """`defaults` updated with `options`; an unknown option raises TypeError naming the valid ones.
 

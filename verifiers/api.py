@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable
 
+from verifiers._common import check_plain_options
 from verifiers.pool import Task, get_pool
 from verifiers.registry import KINDS, kind_names
 from verifiers.types import VerifyResult
@@ -88,6 +89,11 @@ def verify_items(
     if timeouts is not None and len(timeouts) != len(items):
         raise ValueError(f"verify_items: {len(timeouts)} timeouts for {len(items)} items")
     fast = _fast_verify() if fast_path else None
+    checked: set[int] = set()
+    for _, _, kind, options in items:  # plain data only: it travels to the workers (a deeper list is a RecursionError there)
+        if options and id(options) not in checked:
+            check_plain_options(kind, options)
+            checked.add(id(options))
     distinct = {(kind, repr(sorted(options.items()))): (kind, options) for _, _, kind, options in items}
     for kind, options in distinct.values():  # once per kind and set of options
         if kind in OPTION_CHECKS and options:

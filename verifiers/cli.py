@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardlab.config import add_config_args, config_from_args, opt
+from verifiers._common import MAX_DEPTH, depth
 from verifiers.registry import KINDS, kind_names
 
 
@@ -83,28 +84,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_config_args(parser, VerifyConfig)
 
 
-MAX_DEPTH = 64  # nesting levels a row may have (deeper rows are refused, not a RecursionError later)
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion.
-
-    >>> _depth({"a": [1, {"b": 2}]}), _depth("x")
-    (3, 0)
-    """
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            node = list(node.values())
-        elif not isinstance(node, list):
-            deepest = max(deepest, level)
-            continue
-        deepest = max(deepest, level + 1)
-        stack.extend((child, level + 1) for child in node)
-    return deepest
-
-
 class InputError(ValueError):
     """A bad input row: the message names the file, the line and the field."""
 
@@ -154,7 +133,7 @@ def read_items(path: str | Path, default_kind: str, default_options: dict[str, A
                 raise InputError(f"{where}: JSON nested too deeply (more than {MAX_DEPTH} levels are refused)") from None
             if not isinstance(row, dict):
                 raise InputError(f"{where}: expected a JSON object with fields prediction and gold")
-            deep = next((key for key, value in row.items() if _depth(value) > MAX_DEPTH), None)
+            deep = next((key for key, value in row.items() if depth(value) > MAX_DEPTH), None)
             if deep is not None:
                 raise InputError(f"{where}: field {deep!r} is nested more than {MAX_DEPTH} levels deep")
             pred_field = _field(row, prediction_column, "prediction", PREDICTION_FALLBACKS)

@@ -15,6 +15,10 @@ def test_public_names_import():
     assert set(verifiers.__all__) == {"verify", "verify_batch", "averify_batch", "Verdict", "VerifyResult", "extract_answer"}
 
 
+DEEP = [1]  # a list 601 levels deep (deep enough to break pickling, shallow enough for JSON)
+for _ in range(600):
+    DEEP = [DEEP]
+
 # (call, exception type, text the message must contain)
 BAD_CALLS = [
     (lambda: verify(None, "1"), TypeError, "prediction must be a string, got NoneType"),  # None prediction
@@ -31,6 +35,11 @@ BAD_CALLS = [
     (lambda: verify_batch(["1"], ["1"], workers=0), ValueError, "workers must be a positive integer"),
     # an unknown option of a kind with a fast path raises in the caller, naming the valid ones
     (lambda: verify("1", "1", kind="numeric", tolerance=0.1), TypeError, "unknown option(s) 'tolerance'; valid options: abs_tol, rel_tol"),
+    # option values travel to worker processes: plain data only, refused in the caller (was a RecursionError in
+    # the pool's pickling, which also cost a worker)
+    (lambda: verify("1", "1", kind="numeric", rel_tol=DEEP), TypeError, "option 'rel_tol' is nested more than 64 levels deep"),
+    (lambda: verify("1", "1", kind="string", case_sensitive=lambda: True), TypeError,
+     "option 'case_sensitive' must be plain data (numbers, strings, lists, dicts); it cannot be sent to a worker process"),
 ]
 
 

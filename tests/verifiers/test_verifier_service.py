@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -67,6 +68,9 @@ REJECTIONS = [
     (AUTH, {"items": [{"prediction": "1", "gold": "1"}], "timeout": 0}, 422, "timeout"),
     (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"tol": 1}}]}, 422, "unknown option(s) 'tol'"),
     (AUTH, {"items": [{"prediction": "1", "gold": "1"}], "timeout": 1000}, 422, "over this service's limit"),
+    # nested past 64 levels but not past the JSON parser's limit (was a 500 and a lost worker)
+    (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"rel_tol": json.loads("[" * 600 + "1" + "]" * 600)}}]},
+     422, "option 'rel_tol' is nested more than 64 levels deep"),
     # a client may shorten the timeout, not extend it: 10 s on math items (the service's is 5 s) would let a few
     # power towers hold the workers that unrelated requests wait for
     (AUTH, {"items": [{"prediction": "$9^{9^{9^{9}}}$", "gold": "1"}], "timeout": 10}, 422,
