@@ -5,6 +5,7 @@ Pure Python; importing this never imports sympy or math-verify.
 
 from __future__ import annotations
 
+import pickle
 import re
 import time
 from typing import Any
@@ -23,14 +24,16 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 MAX_DEPTH = 64  # nesting levels an input row or an option value may have (deeper: refused, not a RecursionError later)
 
 
-def depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion.
+def depth(value: Any, stop: int = MAX_DEPTH) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0), without recursion; counting stops
+    past `stop` levels (so a list that contains itself ends too).
 
-    >>> depth({"a": [1, {"b": 2}]}), depth("x")
-    (3, 0)
+    >>> loop = [1]; loop.append(loop)
+    >>> depth({"a": [1, {"b": 2}]}), depth("x"), depth(loop)
+    (3, 0, 65)
     """
     deepest, stack = 0, [(value, 0)]
-    while stack:
+    while stack and deepest <= stop:
         node, level = stack.pop()
         if isinstance(node, dict):
             node = list(node.values())
@@ -51,8 +54,6 @@ def check_plain_options(kind: str, options: dict[str, Any]) -> None:
     Traceback (most recent call last):
     TypeError: numeric verifier option 'rel_tol' must be plain data (numbers, strings, lists, dicts); it cannot be sent to a worker process (PicklingError)
     """
-    import pickle
-
     for name, value in options.items():
         if depth(value) > MAX_DEPTH:
             raise TypeError(f"{kind} verifier option {name!r} is nested more than {MAX_DEPTH} levels deep")
