@@ -31,7 +31,7 @@ def _choices(name: str, value: str, valid) -> None:
 @dataclass(frozen=True)
 class RLConfig:
     # what to train, on what, with which reward
-    model: str | None = opt(None, "policy: a local folder or hub name; default: the tiny character-level Llama warm-started on arithmetic (built and cached on first use)")
+    model: str | None = opt(None, "policy: a local folder or hub name; default: the tiny character-level Llama warm-started on arithmetic (shipped with the project, copied to the cache on first use)")
     data: str = opt(DEFAULT_DATA, "prompts: a task spec (arithmetic[:digits=3,n_terms=2,ops=+]), a JSONL/Parquet/CSV file or a hub dataset, with a `prompt` column plus what the reward needs")
     eval_data: str | None = opt(None, "held-out prompts for accuracy (file or hub name); default: the task's fixed test split, or none for files")
     prompt_column: str = opt("prompt", "column of --data / --eval-data holding the prompt (a string or chat messages); with the default, a GSM8K `question` or MATH `problem` column is used when there is no `prompt`")

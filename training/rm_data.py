@@ -55,7 +55,7 @@ BADLY_WRONG = 0.1  # relative error beyond which an answer is badly wrong (close
 
 @dataclass(frozen=True)
 class RMDataConfig:
-    model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start (built and cached on first use)")
+    model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start (shipped with the project, copied to the cache on first use)")
     data: str = opt(DEFAULT_DATA, "prompts with gold answers: a task spec (arithmetic:...) or a JSONL/Parquet/CSV file / hub dataset with `prompt` and what --gold needs")
     eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's test split, or none for files")
     prompt_column: str = opt("prompt", "column holding the prompt (default: `prompt`, else a GSM8K `question` or MATH `problem` column)")

@@ -2,7 +2,15 @@
 (on the worked `solution` instead when the rows have one, e.g. `--data arithmetic:...,worked=1`).
 
 Without --model it starts from a fresh tiny character-level Llama; without --data it trains on
-3-digit addition. Training stops at --target-accuracy (held-out greedy exact match) or --max-steps.
+3-digit addition. Training always runs exactly --steps optimizer steps with deterministic kernels,
+so the same data, seed and --cpu-threads give the same weights; the weights' sha256 is printed and
+saved, so two machines can compare. --min-accuracy checks the result after the last step (exit 1
+below it); it never stops training early.
+
+The default policy of `rewardlab rl` (shipped with the project, `training/default_policy/`) is
+rebuilt by the command in its `rewardlab.json` ("rebuild"), e.g.
+`rewardlab sft --data arithmetic:digits=3,n_terms=2,ops=+ --lr 0.001 --batch-size 128 --steps 1570
+--seed 0 --cpu-threads 1 --output-dir runs/default-policy`.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from rewardlab.config import add_config_args, config_from_args, save_config
+from rewardlab.config import add_config_args, config_from_args, config_to_dict, save_config
 from training.sft import SFTConfig
 
 
@@ -25,15 +33,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", type=Path, default=Path("runs/sft"), help="where the trained model, config and log go")
     parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: torch's default) [default: 1]")
     add_config_args(parser, SFTConfig)
+    for old in REMOVED:  # named in a clear error, not argparse's "unrecognized arguments"
+        parser.add_argument(old, dest="removed_" + old.strip("-").replace("-", "_"), default=None, help=argparse.SUPPRESS)
+
+
+REMOVED = {
+    "--target-accuracy": "sft no longer stops on a held-out target (the evaluation at which it is first crossed "
+                         "differs between machines); train a fixed --steps N, and add --min-accuracy X to fail "
+                         "when the result is below X",
+    "--max-steps": "use --steps N: sft always runs exactly N steps",
+}
 
 
 def run(args: argparse.Namespace) -> int:
     from training.data import load_rows, parse_task
-    from training.policy import load_policy, save_policy_atomically, tiny_policy
+    from training.policy import build_environment, load_policy, save_policy_atomically, tiny_policy
     from training.sft import train_sft
 
     import torch
 
+    for old, why in REMOVED.items():
+        if getattr(args, "removed_" + old.strip("-").replace("-", "_")) is not None:
+            print(f"rewardlab sft: {old} was removed: {why}", file=sys.stderr)
+            return 2
     if args.cpu_threads and not torch.cuda.is_available():
         torch.set_num_threads(args.cpu_threads)
     try:
@@ -57,7 +79,16 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output_dir)
     save_config(config, out, "sft_config.json")
     result = train_sft(model, tokenizer, config, rows=rows, eval_rows=eval_rows, log_path=out / "sft_log.jsonl")
-    save_policy_atomically(model, tokenizer, out / "model", extra={"sft": {k: v for k, v in result.items() if k != "history"}})
+    built = {"sft": {k: v for k, v in result.items() if k != "history"}, "data": args.data, "model": args.model,
+             "config": config_to_dict(config), "built_with": build_environment()}
+    save_policy_atomically(model, tokenizer, out / "model", extra=built)
     (out / "sft_result.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"sft: {result['steps']} steps in {result['seconds']:.0f} s, held-out accuracy {result['accuracy']:.1%}; model in {out / 'model'}")
+    print(f"sft: {result['steps']} steps in {result['seconds']:.0f} s, held-out accuracy {result['accuracy']:.1%} "
+          f"({result['eval_size']} prompts); model in {out / 'model'}")
+    print(f"sft: weights sha256 {result['weights_sha256']}")
+    if result["accuracy"] < config.min_accuracy:
+        print(f"rewardlab sft: held-out accuracy {result['accuracy']:.1%} is below --min-accuracy "
+              f"{config.min_accuracy:.1%} after {result['steps']} steps; the model is saved, but train longer "
+              "(--steps) or with another --lr before building on it", file=sys.stderr)
+        return 1
     return 0

@@ -133,8 +133,8 @@ def test_audit_verifier_ours_vs_math_verify_and_labels(tmp_path):
 
 def test_eval_policy_passk_majk_rewards_gap(tiny_policy_path, bt_rm_path, tmp_path):
     out = tmp_path / "policy"
-    rc = main(["eval-policy", "--model", tiny_policy_path, "--digits", "1", "--n-prompts", "8", "--n", "8",
-               "--k", "1", "2", "4", "8", "--max-new-tokens", "4", "--reward", "verifier:math",
+    rc = main(["eval-policy", "--model", tiny_policy_path, "--digits", "3", "--n-prompts", "8", "--n", "8",
+               "--k", "1", "2", "4", "8", "--max-new-tokens", "5", "--reward", "verifier:math",
                "--proxy-reward", f"rm:{bt_rm_path}", "--gold-reward", "verifier:math", "--out", str(out)])
     assert rc == 0
     res = _report(out)["results"]
