@@ -26,7 +26,7 @@ if [ "$KIND" = prm ]; then
   # worked arithmetic: the policy writes steps `97+5=102 102+41=143`, separated by a space
   TASK="arithmetic:digits=2,n_terms=3,worked=1"
   log "warm start: SFT on worked arithmetic"
-  rewardlab sft --data "$TASK" --lr 1e-3 --target-accuracy 0.6 --output-dir "$OUT/sft"
+  rewardlab sft --data "$TASK" --lr 1e-3 --steps 600 --output-dir "$OUT/sft"
   POLICY="$OUT/sft/model"
   log "the policy's own samples, each step checked"
   rewardlab rm-data --model "$POLICY" --data "$TASK" --max-new-tokens 21 --n-prompts 10000 --step-labels check \
@@ -45,7 +45,7 @@ if [ "$KIND" = prm ]; then
   exit 0
 fi
 
-log "warm start: the default policy (built and cached on first use)"
+log "warm start: the default policy (shipped with the project, copied to the cache)"
 POLICY=$(python3 -c "from training.policy import default_policy_path; print(default_policy_path())" | tail -n 1)
 log "the policy's own samples, labelled by the verifier (+ the gold answer where no sample is right)"
 rewardlab rm-data --model "$POLICY" --gold-completions answer --output-dir "$OUT/data"

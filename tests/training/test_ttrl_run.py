@@ -11,11 +11,17 @@ from rewardlab.cli import main as rewardlab
 
 TASK = "arithmetic:digits=2,n_terms=3,worked=1"
 
+# Measured over rl seeds 0-4 from the same 600-step warm start (weights sha256 1b03ee9c…, one 2-core machine):
+#   before RL            74.8%  79.6%  77.2%  76.0%  77.4%   (worst 74.8% -> bound 65%)
+#   lift (points)        +4.8   +4.0   +4.6   +8.0   +4.8    (worst +4.0 -> bound +2)
+#   first-step label acc 0.875  0.812  0.812  0.812  0.875   (worst 0.81 -> bound 0.7)
+MIN_BEFORE, MIN_LIFT, MIN_LABEL_ACCURACY = 0.65, 0.02, 0.7
+
 
 @pytest.mark.slow
 def test_shortened_ttrl_run_raises_heldout_accuracy(tmp_path):
     sft = tmp_path / "sft"
-    assert rewardlab(["sft", "--data", TASK, "--lr", "1e-3", "--target-accuracy", "0.6", "--output-dir", str(sft)]) == 0
+    assert rewardlab(["sft", "--data", TASK, "--lr", "1e-3", "--steps", "600", "--output-dir", str(sft)]) == 0
     out = tmp_path / "rl"
     code = rewardlab(["rl", "--model", str(sft / "model"), "--data", TASK, "--reward", "ttrl", "--group-size", "32",
                       "--prompts-per-step", "16", "--max-new-tokens", "21", "--lr", "2e-5", "--steps", "50",
@@ -23,7 +29,7 @@ def test_shortened_ttrl_run_raises_heldout_accuracy(tmp_path):
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
     before, after = summary["accuracy_before"], summary["accuracy_after"]
-    assert before >= 0.6
-    assert after >= before + 0.03, f"held-out accuracy {before:.1%} -> {after:.1%}"
+    assert before >= MIN_BEFORE
+    assert after >= before + MIN_LIFT, f"held-out accuracy {before:.1%} -> {after:.1%}"
     first = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
-    assert first["reward/label_accuracy"] > 0.5  # the majority label is mostly right: what TTRL needs
+    assert first["reward/label_accuracy"] >= MIN_LABEL_ACCURACY  # the majority label is mostly right: what TTRL needs
