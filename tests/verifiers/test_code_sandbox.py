@@ -84,6 +84,20 @@ FORGERIES = [
      "try:\n    assert add(1, 2) == 3\nexcept BaseException:\n    pass", "Yes object"),
     ("a home-made abs decides the check", "def abs(x):\n    return 0\ndef root2():\n    return 1.0",
      "assert abs(root2() - 1.41421356) < 1e-6", "AssertionError"),
+    # a value the host would send by name (module + qualified name), which the driver used to resolve to its own
+    # object: here `unittest.mock.ANY`, equal to everything
+    ("a by-name reference to mock.ANY", "from unittest import mock\nmock.ANY.__qualname__ = 'ANY'\ndef add(a, b):\n    return mock.ANY",
+     ADD_ASSERTS, "compared or tested the truth of a _ANY object"),
+    ("the host's encoder replaced to send references",
+     "import sys\nmain = sys.modules['__main__']\nreal = main.encode\ndef fake(value, to_handle=None, depth=0):\n"
+     "    if type(value) is int:\n        return {'$': 'ref', 'module': 'unittest.mock', 'name': 'ANY'}\n"
+     "    return real(value, to_handle, depth)\nmain.encode = fake\ndef add(a, b):\n    return 0", ADD_ASSERTS, "cannot be read"),
+    # StopIteration raised by the candidate ends `map(...)` early: all() of nothing, a loop that never runs
+    ("StopIteration inside all(map(...))", "def add(a, b):\n    raise StopIteration",
+     "cases = [((1, 2), 3), ((-1, 1), 0)]\nassert all(map(lambda c: add(*c[0]) == c[1], cases))", "RuntimeError"),
+    ("StopIteration inside a zip(map(...)) loop", "def add(a, b):\n    raise StopIteration",
+     "cases = [((1, 2), 3)]\nfor (args, want), got in zip(cases, map(lambda c: add(*c[0]), cases)):\n    assert got == want",
+     "RuntimeError"),
     ("a fake pass written to every fd", "import os\nfor fd in range(3, 300):\n    try:\n        os.write(fd, b'{\"passed\": true}\\n')\n"
      "    except OSError:\n        pass\ndef add(a, b):\n    return 0", ADD_ASSERTS, "test 1/1"),
 ]
