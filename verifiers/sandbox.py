@@ -91,6 +91,7 @@ class SandboxRun:
 
 
 def _env() -> dict[str, str]:
+    """The whole environment of the sandbox (boot, driver and program): an allow-list, nothing of the caller's."""
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp/sandbox",
@@ -148,6 +149,7 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             stderr=subprocess.PIPE,
             pass_fds=(status_w,),
             start_new_session=True,
+            env=_env(),  # never the caller's: the driver runs (client-sent) test code in boot's environment
         )
         os.close(status_w)
         status_w = -1

@@ -32,6 +32,7 @@ import json
 import os
 import resource
 import signal
+import site  # imported here, before any mount: the driver's own modules never come from the sandbox's view
 import stat
 import sys
 
@@ -204,10 +205,10 @@ def _driver(cfg, rfd, wfd, report_fd):
         _confine(cfg, DRIVER_UID if cfg["uid"] is not None else None)
         LIBC.prctl(PR_SET_DUMPABLE, 0)  # after the uid change, which resets it
         os.chdir("/")
-        import site
-
-        site.main()  # the tests may import installed packages (boot runs with -S)
-        from sandbox_harness import drive
+        os.environ.clear()  # the test code sees the program's allow-listed environment, never the caller's
+        os.environ.update(cfg["env"])
+        _driver_imports()
+        from sandbox_harness import drive  # imported by boot before the mounts
 
         report = drive(cfg["tests"], rfd, wfd, cfg["nonce"])
         os.write(report_fd, json.dumps(report).encode())
@@ -218,6 +219,24 @@ def _driver(cfg, rfd, wfd, report_fd):
             pass
         code = 1
     os._exit(code)
+
+
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # the program's writable tmpfs (same paths as the host's)
+
+
+def _driver_imports():
+    """The driver's import path: the installed packages (boot runs with -S), but no directory the
+    program can write (its private tmpfs, which may hold a copy of the path to this package or to
+    a checkout on sys.path) and no import hooks of site-packages (an editable install's finder
+    points into a checkout): a planted `heapq.py` there would run inside the driver."""
+    meta_path = list(sys.meta_path)
+    site.main()
+    sys.meta_path[:] = meta_path
+    here = os.path.dirname(os.path.abspath(__file__))
+    blocked = (here, *PRIVATE_DIRS)
+    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)
+                   and not any(p == b or p.startswith(b.rstrip("/") + "/") for b in blocked)]
+    sys.path_importer_cache.clear()
 
 
 def _ended(status, usage):
@@ -327,9 +346,11 @@ def main():
     if os.getppid() != caller:  # the caller died before the parent-death signal was armed
         os._exit(0)
     cfg = _read_config()
-    if cfg["tests"] is not None:  # imported now, while every path is readable
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    if cfg["tests"] is not None:  # imported now, while every path is readable and none is the program's
+        sys.path.insert(0, here)
         import sandbox_harness  # noqa: F401
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
     protections = ["rlimits", "new-session", "no-new-privileges"]
     if cfg["namespaces"]:

@@ -190,6 +190,53 @@ def test_environment_is_scrubbed_and_network_is_off(monkeypatch):
         assert "no network" in run.stdout
 
 
+def test_test_code_cannot_read_the_callers_environment(monkeypatch):
+    # gold test code runs in the driver: a client-sent test that fails with the environment as its message
+    # must not carry the operator's secrets into the verdict's detail
+    monkeypatch.setenv("HF_TOKEN", "hf-secret-1234")
+    monkeypatch.setenv("REWARDLAB_SERVICE_TOKEN", "service-secret-5678")
+    run = run_python("def add(a, b):\n    return a + b", tests="import os\nassert False, sorted(os.environ.items())")
+    detail = (run.tests or {}).get("detail", "")
+    assert "AssertionError" in detail and "PATH" in detail, run
+    assert "secret" not in detail and "HF_TOKEN" not in detail and "REWARDLAB_SERVICE_TOKEN" not in detail
+    program = run_python("import os\nprint(sorted(os.environ))")
+    assert "HF_TOKEN" not in program.stdout and "PATH" in program.stdout
+
+
+PLANTED = """import json, os, sys
+frame = sys._getframe()
+while frame is not None and "report_fd" not in frame.f_locals:
+    frame = frame.f_back
+if frame is not None:  # inside the test driver: write its report, with its nonce, and leave
+    os.write(frame.f_locals["report_fd"], json.dumps({"passed": True, "nonce": frame.f_locals["cfg"]["nonce"]}).encode())
+    os._exit(0)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the private /tmp needs the mount namespace (root)")
+def test_a_module_planted_on_the_drivers_import_path_does_not_run(monkeypatch):
+    # the sandbox package installed under /tmp: the program's private /tmp can hold a directory at the same
+    # path, and a module planted there must not be what the driver imports when the tests `import colorsys`
+    import shutil
+
+    import verifiers.sandbox as sandbox
+
+    home = tempfile.mkdtemp(prefix="rewardlab-pkg-", dir="/tmp")
+    try:
+        for name in ("sandbox_boot.py", "sandbox_harness.py"):
+            shutil.copy(os.path.join(os.path.dirname(sandbox.__file__), name), home)
+        monkeypatch.setattr(sandbox, "BOOT", sandbox.Path(home, "sandbox_boot.py"))
+        monkeypatch.setattr(sandbox, "HARNESS", sandbox.Path(home, "sandbox_harness.py"))
+        solution = (f"import os\nos.makedirs({home!r}, exist_ok=True)\nopen({home!r} + '/colorsys.py', 'w').write({PLANTED!r})\n"
+                    "def add(a, b):\n    return 0")
+        run = run_python(solution, tests="import colorsys\nassert add(1, 2) == 3", limits=SandboxLimits(**LIMITS))
+        assert "private-tmp" in run.protections
+        assert not run.tests_passed, run
+        assert "AssertionError" in (run.tests or {}).get("detail", ""), run
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def test_fork_bomb_leaves_no_process_behind():
     code = "import os, time\nfor _ in range(20):\n    if os.fork() == 0:\n        time.sleep(60)\n        os._exit(0)\nprint('parent done')"
     run = run_python(code, limits=SandboxLimits(wall_seconds=3))
