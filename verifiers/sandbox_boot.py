@@ -5,7 +5,7 @@ code that runs with the caller's privileges before the untrusted program starts.
 
 Process tree (when the OS allows namespaces, i.e. we are root):
 
-    boot (this file)  --unshare(pid, mount, net)-->  fork
+    boot (this file)  --unshare(pid, mount, net, ipc, uts)-->  fork
       └─ init (pid 1 of a new pid namespace, parent-death signal SIGKILL)
            mounts, in its own mount namespace: every host mount read-only and nosuid; a fresh
            /proc for the new pid namespace (hidepid=2: each uid sees only its own processes);
@@ -37,6 +37,7 @@ import stat
 import sys
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWUTS, CLONE_NEWIPC = 0x04000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
@@ -354,9 +355,12 @@ def main():
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
     protections = ["rlimits", "new-session", "no-new-privileges"]
     if cfg["namespaces"]:
-        flags = CLONE_NEWPID | CLONE_NEWNS | (0 if cfg["network"] else CLONE_NEWNET)
+        # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
+        # own: a segment one item creates is gone with it, never read by the next item or left on the host
+        flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg["network"] else CLONE_NEWNET)
         if LIBC.unshare(flags) == 0:
-            protections += ["pid-namespace", "mount"] + ([] if cfg["network"] else ["no-network"])
+            protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])
+            LIBC.sethostname(b"sandbox", 7)
         else:
             _status(status_fd, warning=f"unshare failed: {os.strerror(ctypes.get_errno())}")
     if cfg["uid"] is not None and "mount" not in protections and _blocked_dirs(cfg["executable"]):

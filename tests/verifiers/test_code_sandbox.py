@@ -296,6 +296,35 @@ def test_host_directories_are_read_only_and_nothing_persists_between_items():
                 assert f"denied {d} 30" in first.stdout  # EROFS
 
 
+def _host_shm_keys() -> set[int]:
+    with open("/proc/sysvipc/shm") as fh:
+        return {int(line.split()[0]) for line in list(fh)[1:]}
+
+
+def test_sysv_shared_memory_is_private_to_the_item():
+    # a SysV segment one item creates must not be visible to the next item, nor stay on the host after it
+    import ctypes
+
+    key = 0x52000000 + uuid.uuid4().int % 0xFFFFFF
+    create = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+              f"shmid = libc.shmget({key}, 1 << 20, 0o1000 | 0o666)\nprint('created' if shmid >= 0 else 'refused', shmid)")
+    look = f"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('found' if libc.shmget({key}, 0, 0o666) >= 0 else 'absent')"
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        first = run_python(create)
+        assert first.ok and first.stdout.startswith("created"), first
+        second = run_python(look)
+        if os.geteuid() == 0:
+            assert second.stdout.strip() == "absent", second
+            assert key not in _host_shm_keys()
+            assert {"ipc-namespace", "uts-namespace"} <= set(first.protections)
+            assert run_python("import socket\nprint(socket.gethostname())").stdout.strip() == "sandbox"
+    finally:
+        shmid = libc.shmget(key, 0, 0)
+        if shmid >= 0:  # left behind by a sandbox without its own IPC namespace
+            libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
 def test_a_killed_item_leaves_no_temporary_directory():
     root = tempfile.gettempdir()
 
