@@ -278,6 +278,7 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
+    from verifiers._common import check_plain_options
     from verifiers.api import default_timeout as kind_timeout
     from verifiers.api import verify_items
     from verifiers.code_kind import SANDBOX_OPTIONS, check_options
@@ -332,6 +333,10 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
         for i, item in enumerate(request.items):
             if item.kind not in KINDS:
                 raise HTTPException(422, f"items[{i}].kind: unknown kind {item.kind!r}; valid kinds: {', '.join(kind_names())}")
+            try:  # bounded in size and depth here, before the item joins a batch with other requests' items
+                check_plain_options(item.kind, item.options)
+            except TypeError as exc:
+                raise HTTPException(422, f"items[{i}].options: {exc}") from None
             policy = sorted(set(item.options) & operator_only.get(item.kind, set()))
             if policy:
                 raise HTTPException(422, f"items[{i}].options: {', '.join(map(repr, policy))} belong to the service's sandbox "

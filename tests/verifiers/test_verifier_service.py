@@ -71,6 +71,9 @@ REJECTIONS = [
     # nested past 64 levels but not past the JSON parser's limit (was a 500 and a lost worker)
     (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"rel_tol": json.loads("[" * 600 + "1" + "]" * 600)}}]},
      422, "option 'rel_tol' is nested more than 64 levels deep"),
+    # a wide option list (3 million values held /health for 2.3 s): refused on its size, before it joins a batch
+    (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"rel_tol": [0] * 20_000}}]},
+     422, "items[0].options: numeric verifier option 'rel_tol' holds more than 10000 values"),
     # a client may shorten the timeout, not extend it: 10 s on math items (the service's is 5 s) would let a few
     # power towers hold the workers that unrelated requests wait for
     (AUTH, {"items": [{"prediction": "$9^{9^{9^{9}}}$", "gold": "1"}], "timeout": 10}, 422,
