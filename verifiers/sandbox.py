@@ -2,11 +2,13 @@
 
 The program runs in a separate process tree started through `verifiers/sandbox_boot.py`:
 CPU-time, address-space, process-count, file-size and open-file limits (setrlimit); a fresh
-working directory; a scrubbed environment; a wall-clock limit enforced from here (SIGKILL); and,
-where the OS allows it (root on Linux): new pid / mount / network namespaces, a private /proc, the
-host's filesystem read-only, private size-capped /tmp, /var/tmp and /dev/shm, and uid/gid 65534
-(`nobody`). Without root it degrades to rlimits, a new session and a wall-clock kill of the
-session (documented in docs/verifiers.md); the protections actually applied are returned in
+working directory; an allow-listed environment; a wall-clock limit enforced from here (SIGKILL);
+and on Linux: new pid / mount / network / IPC / UTS namespaces, a private /proc, the host's
+filesystem read-only, private size-capped /tmp, /var/tmp and /dev/shm, and uid/gid 65534
+(`nobody`) -- as root directly, as an ordinary user inside an unprivileged user namespace of its
+own (the caller's uid is 65534 there, no capability is left). Only where the kernel refuses those
+does it degrade to rlimits, a new session and a wall-clock kill of the session (logged once per
+process; documented in docs/verifiers.md); the protections actually applied are returned in
 `SandboxRun.protections`.
 
 With `tests` (Python test code, e.g. asserts), the program is loaded by a host process and the
@@ -24,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import json
+import logging
 import math
 import os
 import secrets
@@ -38,6 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BOOT = Path(__file__).with_name("sandbox_boot.py")
+# Without root: isolate in an unprivileged user namespace (where the kernel allows them), else fall back.
+USER_NAMESPACES = True
+_log = logging.getLogger(__name__)
+_warned: set[str] = set()  # each sandbox warning is logged once per process
 HARNESS = Path(__file__).with_name("sandbox_harness.py")
 NOBODY = 65534
 
@@ -129,6 +136,7 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             "tests": tests,
             "nonce": nonce,
             "namespaces": root and sys.platform.startswith("linux"),
+            "userns": not root and USER_NAMESPACES and sys.platform.startswith("linux"),
             "network": limits.network,
             "uid": NOBODY if root and limits.drop_privileges else None,
             "executable": os.path.realpath(sys.executable),
@@ -235,6 +243,10 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
             run.timed_out |= _over_cpu(event["driver"], cpu_limit)
         if "setup_error" in event:
             run.setup_error = event["setup_error"]
+        if isinstance(event.get("warning"), str) and event["warning"] not in _warned:
+            _warned.add(event["warning"])  # loudly, once: the runs that follow have fewer protections too
+            _log.warning("code sandbox: %s; running with fewer protections (see 'Fallback' in docs/verifiers.md)",
+                         event["warning"])
     if run.returncode is None and run.signal is None and not (timed_out or output_limited) and not run.setup_error:
         run.setup_error = f"sandbox ended without a status (boot exit code {proc.returncode})"
     return run

@@ -3,7 +3,8 @@
 nonce) to its stdin, so none of it shows in a command line. Standard library only; it is the only
 code that runs with the caller's privileges before the untrusted program starts.
 
-Process tree (when the OS allows namespaces, i.e. we are root):
+Process tree (as root; as an ordinary user the same, in a user namespace created by the same
+unshare, in which the caller's uid and gid are 65534 and no process keeps a capability):
 
     boot (this file)  --unshare(pid, mount, net, ipc, uts)-->  fork
       └─ init (pid 1 of a new pid namespace, parent-death signal SIGKILL)
@@ -24,7 +25,7 @@ When init exits (program, or driver, done) the kernel kills everything left in t
 does the rest. A status line (JSON) per event goes to the status fd: protections applied, the
 program's exit status and CPU time, the driver's report. Boot, init and the driver are not
 dumpable: a process of the same uid cannot read their memory or open their file descriptors.
-Without namespaces (not root), it degrades to: rlimits + new session; see docs/verifiers.md.
+Where the kernel refuses namespaces, it degrades to: rlimits + new session; see docs/verifiers.md.
 """
 
 import ctypes
@@ -37,12 +38,14 @@ import stat
 import sys
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
-CLONE_NEWUTS, CLONE_NEWIPC = 0x04000000, 0x08000000
+CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER = 0x04000000, 0x08000000, 0x10000000
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE = 442, -100, 0x8000  # mount_setattr(2), Linux >= 5.12
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
+NOBODY = 65534
 DRIVER_UID = 65533  # the test driver's identity: not the program's, so the program cannot signal or trace it
 LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -147,6 +150,34 @@ def _high(fd):
     return moved
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities():
+    """No capability left (effective, permitted, inheritable). In a user namespace the sandbox's
+    processes hold every capability *of that namespace* (they created it): the driver, which never
+    calls execve, would otherwise keep the right to remount the read-only host mounts writable."""
+    data = (_CapData * 2)()
+    _check(LIBC.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), data), "capset")
+
+
+def _map_ids(uid, gid):
+    """In a new user namespace: the caller's uid and gid are 65534 inside, the only ids mapped.
+    /proc/self/*_map need a dumpable process while they are written."""
+    LIBC.prctl(PR_SET_DUMPABLE, 1)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{NOBODY} {uid} 1"), ("gid_map", f"{NOBODY} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    finally:
+        LIBC.prctl(PR_SET_DUMPABLE, 0)
+
+
 def _limit(name, soft, hard=None):
     resource.setrlimit(getattr(resource, name), (soft, soft if hard is None else hard))
 
@@ -167,6 +198,8 @@ def _confine(cfg, uid):
         os.setuid(uid)
     _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
+    if cfg.get("userns"):
+        _drop_capabilities()
 
 
 def _program(cfg, workdir, status_fd, keep=()):
@@ -284,6 +317,8 @@ def _init(cfg, files, protections, status_fd):
             os.chmod(workdir, 0o700)
         if cfg["uid"] is not None:
             protections.append(f"uid-{cfg['uid']}")
+        elif "user-namespace" in protections:
+            protections.append(f"uid-{NOBODY}")  # the caller's uid, mapped
         driver = None
         if cfg["tests"] is not None:
             from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests
@@ -354,15 +389,23 @@ def main():
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
     protections = ["rlimits", "new-session", "no-new-privileges"]
-    if cfg["namespaces"]:
+    if cfg["namespaces"] or cfg.get("userns"):
         # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
-        # own: a segment one item creates is gone with it, never read by the next item or left on the host
+        # own: a segment one item creates is gone with it, never read by the next item or left on the host.
+        # Without root, a user namespace of our own owns the others (the caller's uid is 65534 inside).
         flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg["network"] else CLONE_NEWNET)
-        if LIBC.unshare(flags) == 0:
+        uid, gid = os.getuid(), os.getgid()
+        if LIBC.unshare(flags | (CLONE_NEWUSER if cfg.get("userns") else 0)) == 0:
+            if cfg.get("userns"):
+                _map_ids(uid, gid)
+                protections += ["user-namespace"]
             protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])
             LIBC.sethostname(b"sandbox", 7)
         else:
-            _status(status_fd, warning=f"unshare failed: {os.strerror(ctypes.get_errno())}")
+            why = os.strerror(ctypes.get_errno())
+            what = "a user namespace (and pid, mount, network, IPC namespaces in it)" if cfg.get("userns") else "namespaces"
+            cfg["userns"] = False
+            _status(status_fd, warning=f"the kernel refused {what}: {why}")
     if cfg["uid"] is not None and "mount" not in protections and _blocked_dirs(cfg["executable"]):
         cfg["uid"] = None  # `nobody` could not even start the interpreter
         _status(status_fd, warning="interpreter not reachable by an unprivileged uid: not dropping privileges")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -383,10 +384,12 @@ def test_parse_tests_formats():
 
 
 def test_fallback_without_root_still_enforces_limits(monkeypatch):
-    # as a non-root caller: no namespaces, no uid change; rlimits, session and wall-clock kill remain
+    # as a non-root caller where the kernel refuses user namespaces: no namespaces, no uid change; rlimits,
+    # session and wall-clock kill remain
     import verifiers.sandbox as sandbox
 
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(sandbox, "USER_NAMESPACES", False)
     run = sandbox.run_python("print(input()[::-1])", "abc")
     assert run.ok and run.stdout == "cba\n"
     assert run.protections == ["rlimits", "new-session", "no-new-privileges"]  # recorded, so callers can see what was in force
@@ -397,3 +400,89 @@ def test_fallback_without_root_still_enforces_limits(monkeypatch):
     for _, solution, asserts, _ in FORGERIES:
         run = sandbox.run_python(solution, tests=asserts, limits=SandboxLimits(**LIMITS))
         assert not run.tests_passed, (solution, run)
+
+
+UNPRIVILEGED_UID = 54321  # no such user on the test machines
+
+
+def _as_unprivileged_user(fn):
+    """fn() run in a child process as uid/gid 54321 (tests run as root in CI); returns what it returns (JSON).
+    The child gets a mount namespace of its own in which the interpreter is reachable by that uid (a pyenv
+    Python under /root, mode 0700), as a deployment under an ordinary account would have it."""
+    from verifiers import sandbox_boot as boot
+
+    read, write = os.pipe()
+    stage = tempfile.mkdtemp(prefix="rewardlab-stage-", dir="/tmp")
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            os.close(read)
+            boot._check(boot.LIBC.unshare(boot.CLONE_NEWNS), "unshare")
+            boot._mount(None, "/", None, boot.MS_REC | boot.MS_PRIVATE)  # nothing below reaches the host's mounts
+            for path in (os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix)):
+                for blocked in boot._blocked_dirs(path + "/x" if os.path.isdir(path) else path):
+                    boot._expose(blocked, path, stage)
+            os.setgroups([])
+            os.setgid(UNPRIVILEGED_UID)
+            os.setuid(UNPRIVILEGED_UID)
+            tempfile.tempdir = "/tmp"
+            out = json.dumps(fn()).encode()
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            out = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+        with os.fdopen(write, "wb") as fh:
+            fh.write(out)
+        os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        data = fh.read()
+    os.waitpid(child, 0)
+    shutil.rmtree(stage, ignore_errors=True)
+    return json.loads(data)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
+def test_without_root_the_sandbox_isolates_through_a_user_namespace():
+    secret = f"token-{uuid.uuid4().hex}"
+    host = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", secret])
+
+    # a directory the calling uid may write, outside the /tmp, /var/tmp and /dev/shm the sandbox replaces
+    own = tempfile.mkdtemp(prefix="rewardlab-own-", dir="/run" if os.path.isdir("/run") else "/var/lib")
+    os.chown(own, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+
+    def scenario():
+        probe = ("import os, socket\nprint(os.getuid(), os.getgid())\n"
+                 "print(sorted(name for _, name in socket.if_nameindex()))\n"
+                 "pids = [p for p in os.listdir('/proc') if p.isdigit()]\nprint(len(pids))\n"
+                 "for p in pids:\n    try:\n        print(open(f'/proc/{p}/cmdline', 'rb').read().decode(errors='replace'))\n"
+                 "    except OSError:\n        pass\n"
+                 f"try:\n    open({own!r} + '/x', 'w').write('x')\n    print('wrote')\nexcept OSError as e:\n    print('denied', e.errno)")
+        run = run_python(probe)
+        wrote = os.path.exists(own + "/x")
+        passed = run_python("def add(a, b):\n    return a + b", tests=ADD_ASSERTS).tests_passed
+        forged = run_python(FORGERIES[1][1], tests=ADD_ASSERTS, limits=SandboxLimits(**LIMITS)).tests_passed
+        # no capability of the user namespace is left to the driver (it never calls execve) nor to the program
+        no_caps = ("status = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+                   "assert int(status['CapEff'], 16) == int(status['CapPrm'], 16) == 0, status['CapEff']")
+        caps = run_python("def add(a, b):\n    return a + b", tests=no_caps)
+        program_caps = run_python(no_caps)
+        return {"uid": os.getuid(), "protections": run.protections, "stdout": run.stdout, "wrote": wrote,
+                "passed": passed, "forged": forged, "driver_caps": caps.tests, "program_caps": program_caps.ok}
+
+    try:
+        out = _as_unprivileged_user(scenario)
+    finally:
+        host.kill()
+        host.wait()
+        shutil.rmtree(own, ignore_errors=True)
+    assert "error" not in out, out
+    assert out["uid"] == UNPRIVILEGED_UID  # the caller really was an ordinary user
+    assert {"user-namespace", "pid-namespace", "mount", "ipc-namespace", "no-network", "read-only-fs", "private-proc",
+            "private-tmp", "uid-65534"} <= set(out["protections"]), out
+    lines = out["stdout"].splitlines()
+    assert lines[0] == "65534 65534" and lines[1] == "['lo']", out  # mapped to nobody; only a loopback
+    assert secret not in out["stdout"] and int(lines[2]) <= 3, out  # its own processes only
+    assert lines[-1] == "denied 30" and not out["wrote"], out  # EROFS: the caller's own directory is read-only
+    assert out["passed"] and not out["forged"]
+    assert out["driver_caps"] == {"passed": True, "requests": 0} and out["program_caps"], out
