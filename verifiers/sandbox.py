@@ -24,6 +24,8 @@ whole test code ran without an exception: how the program exits proves nothing.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import functools
 import hmac
 import json
 import logging
@@ -97,6 +99,63 @@ class SandboxRun:
         return self.returncode == 0 and not self.timed_out and not self.output_limited and not self.setup_error
 
 
+# Syscalls the program and the test driver may not make (EPERM), by what they would give: new namespaces
+# (a user namespace brings mount and network namespaces, tmpfs mounts), mounts, tracing and reading other
+# processes, the kernel keyring, eBPF, perf events, userfaultfd (a tool for kernel exploits), io_uring (its
+# operations bypass this filter), modules, kexec, handles to host files, and host-wide settings.
+DENIED_SYSCALLS = (
+    "unshare", "setns",
+    "mount", "umount2", "pivot_root", "chroot", "mount_setattr", "open_tree", "move_mount", "fsopen", "fsconfig",
+    "fsmount", "fspick",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "open_by_handle_at", "name_to_handle_at",
+    "swapon", "swapoff", "reboot", "acct", "quotactl", "syslog", "settimeofday", "clock_settime", "adjtimex",
+    "iopl", "ioperm", "lookup_dcookie",
+)
+# clone(2) with any of these flags (new namespaces) is refused too; clone3 passes its flags in memory, which a
+# filter cannot read, so it answers ENOSYS and the C library falls back to clone.
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_filter() -> tuple[str | None, str | None]:
+    """(the deny-list filter as classic BPF, hex; None) or (None, why there is none). Built once per process
+    with libseccomp (`pyseccomp`), which resolves the names and checks the architecture; boot loads it."""
+    if not sys.platform.startswith("linux"):
+        return None, "no seccomp outside Linux"
+    try:
+        import pyseccomp as seccomp
+    except Exception as exc:  # noqa: BLE001 - not installed, or libseccomp missing: the sandbox runs without a filter
+        return None, f"no syscall filter: pyseccomp with libseccomp is not available ({type(exc).__name__}: {exc})"
+    try:
+        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+        for name in DENIED_SYSCALLS:
+            try:
+                rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+            except (ValueError, OSError):
+                pass  # not a syscall of this architecture (e.g. iopl on arm64)
+        for flag in CLONE_NAMESPACE_FLAGS:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        read, write = os.pipe()
+        try:
+            with os.fdopen(write, "wb") as fh:
+                rules.export_bpf(fh)
+            with os.fdopen(read, "rb") as fh:
+                read = -1
+                program = fh.read()
+        finally:
+            if read >= 0:
+                os.close(read)
+    except Exception as exc:  # noqa: BLE001 - same: reported as a missing protection
+        return None, f"no syscall filter: libseccomp failed ({type(exc).__name__}: {exc})"
+    return program.hex(), None
+
+
 def _env() -> dict[str, str]:
     """The whole environment of the sandbox (boot, driver and program): an allow-list, nothing of the caller's."""
     return {
@@ -148,7 +207,12 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             "open_files": limits.open_files,
             "tmpfs_mb": limits.tmpfs_mb,
             "env": _env(),
+            "seccomp": seccomp_filter()[0],
         }
+        if cfg["seccomp"] is None and seccomp_filter()[1] not in _warned:
+            _warned.add(seccomp_filter()[1])
+            _log.warning("code sandbox: %s; the program may call unshare, mount, ptrace, keyctl, bpf, perf_event_open, "
+                         "userfaultfd, ... (install it with scripts/install.sh)", seccomp_filter()[1])
         start = time.monotonic()
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(BOOT), str(status_w), str(os.getpid())],

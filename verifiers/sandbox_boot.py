@@ -42,7 +42,7 @@ CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER = 0x04000000, 0x08000000, 0x10000000
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 4, 38, 22, 2
 SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE = 442, -100, 0x8000  # mount_setattr(2), Linux >= 5.12
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
 NOBODY = 65534
@@ -178,6 +178,18 @@ def _map_ids(uid, gid):
         LIBC.prctl(PR_SET_DUMPABLE, 0)
 
 
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def _load_seccomp(program_hex):
+    """Install the syscall filter built by the caller (classic BPF from libseccomp; see
+    `verifiers.sandbox.seccomp_filter`) on this process and all it starts. Needs no_new_privs."""
+    program = bytes.fromhex(program_hex)
+    fprog = _SockFprog(len(program) // 8, program)  # struct sock_filter: 8 bytes per instruction
+    _check(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(PR_SET_SECCOMP)")
+
+
 def _limit(name, soft, hard=None):
     resource.setrlimit(getattr(resource, name), (soft, soft if hard is None else hard))
 
@@ -200,6 +212,8 @@ def _confine(cfg, uid):
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
     if cfg.get("userns"):
         _drop_capabilities()
+    if cfg.get("seccomp"):
+        _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
 
 
 def _program(cfg, workdir, status_fd, keep=()):
@@ -319,6 +333,8 @@ def _init(cfg, files, protections, status_fd):
             protections.append(f"uid-{cfg['uid']}")
         elif "user-namespace" in protections:
             protections.append(f"uid-{NOBODY}")  # the caller's uid, mapped
+        if cfg.get("seccomp"):
+            protections.append("seccomp")
         driver = None
         if cfg["tests"] is not None:
             from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests

@@ -297,6 +297,45 @@ def test_host_directories_are_read_only_and_nothing_persists_between_items():
                 assert f"denied {d} 30" in first.stdout  # EROFS
 
 
+# (syscall, arguments): each must fail with EPERM inside the sandbox, whatever the kernel would have said
+# without the filter (ptrace(PTRACE_TRACEME) and keyctl succeed, unshare(CLONE_NEWUSER) made a user namespace)
+SYSCALL_ATTEMPTS = [
+    ("unshare", (0x10000000,)),  # CLONE_NEWUSER: then mount and network namespaces, tmpfs mounts
+    ("clone", (0x10000000 | 17, 0, 0, 0, 0)),  # CLONE_NEWUSER | SIGCHLD
+    ("setns", (0, 0)),
+    ("mount", (0, 0, 0, 0, 0)),
+    ("ptrace", (0, 0, 0, 0)),  # PTRACE_TRACEME
+    ("keyctl", (0, -3, 0)),  # KEYCTL_GET_KEYRING_ID of the session keyring
+    ("bpf", (0, 0, 0)),
+    ("perf_event_open", (0, 0, -1, -1, 0)),
+    ("userfaultfd", (0,)),
+    ("io_uring_setup", (1, 0)),
+]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="seccomp is Linux's")
+def test_dangerous_syscalls_are_refused_by_a_seccomp_filter():
+    import pyseccomp
+
+    numbers = {name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name) for name, _ in SYSCALL_ATTEMPTS}
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"for name, number, args in {[(n, numbers[n], a) for n, a in SYSCALL_ATTEMPTS]!r}:\n"
+            "    ctypes.set_errno(0)\n    rc = libc.syscall(number, *[ctypes.c_long(a) for a in args])\n"
+            "    if rc == 0 and name == 'clone':\n        os._exit(0)  # the child of an unrefused clone\n"
+            "    print(name, rc, ctypes.get_errno())\n"
+            "print('Seccomp', open('/proc/self/status').read().split('Seccomp:')[1].split()[0])")
+    run = run_python(code)
+    assert run.ok, run
+    results = {line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()}
+    assert {name: results[name] for name, _ in SYSCALL_ATTEMPTS} == {name: ["-1", "1"] for name, _ in SYSCALL_ATTEMPTS}, run.stdout
+    assert results["Seccomp"] == ["2"] and "seccomp" in run.protections  # filter mode
+    # the test driver runs under the same filter
+    driver = run_python("def add(a, b):\n    return a + b",
+                        tests="import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.unshare(0x10000000) == -1\n"
+                              "assert ctypes.get_errno() == 1\nassert add(1, 2) == 3")
+    assert driver.tests_passed, driver
+
+
 def _host_shm_keys() -> set[int]:
     with open("/proc/sysvipc/shm") as fh:
         return {int(line.split()[0]) for line in list(fh)[1:]}
@@ -392,7 +431,7 @@ def test_fallback_without_root_still_enforces_limits(monkeypatch):
     monkeypatch.setattr(sandbox, "USER_NAMESPACES", False)
     run = sandbox.run_python("print(input()[::-1])", "abc")
     assert run.ok and run.stdout == "cba\n"
-    assert run.protections == ["rlimits", "new-session", "no-new-privileges"]  # recorded, so callers can see what was in force
+    assert run.protections == ["rlimits", "new-session", "no-new-privileges", "seccomp"]  # recorded, so callers can see what was in force
     slow = sandbox.run_python("import time\ntime.sleep(30)", limits=SandboxLimits(wall_seconds=1))
     assert slow.timed_out and slow.wall < 3
     # the isolated test driver works without namespaces too (same uid, but not dumpable)
