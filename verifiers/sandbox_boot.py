@@ -413,7 +413,11 @@ def main():
         uid, gid = os.getuid(), os.getgid()
         if LIBC.unshare(flags | (CLONE_NEWUSER if cfg.get("userns") else 0)) == 0:
             if cfg.get("userns"):
-                _map_ids(uid, gid)
+                try:
+                    _map_ids(uid, gid)
+                except OSError as exc:  # no way back out of the namespace: this run fails, saying why
+                    _status(status_fd, setup_error=f"a user namespace was made but its uid/gid maps were refused ({exc})")
+                    os._exit(0)
                 protections += ["user-namespace"]
             protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])
             LIBC.sethostname(b"sandbox", 7)
