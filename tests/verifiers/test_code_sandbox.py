@@ -525,3 +525,30 @@ def test_without_root_the_sandbox_isolates_through_a_user_namespace():
     assert lines[-1] == "denied 30" and not out["wrote"], out  # EROFS: the caller's own directory is read-only
     assert out["passed"] and not out["forged"]
     assert out["driver_caps"] == {"passed": True, "requests": 0} and out["program_caps"], out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
+def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once():
+    # the kernel's refusal is played by a seccomp filter on unshare (as `kernel.unprivileged_userns_clone=0` would)
+    def scenario():
+        import errno
+        import logging
+
+        import pyseccomp
+
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler()
+        handler.emit = records.append  # type: ignore[method-assign]
+        logging.getLogger("verifiers.sandbox").addHandler(handler)
+        refuse = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+        refuse.add_rule(pyseccomp.ERRNO(errno.EPERM), "unshare")
+        refuse.load()
+        runs = [run_python("print(input()[::-1])", "abc") for _ in range(2)]
+        return {"protections": runs[0].protections, "stdout": [r.stdout for r in runs],
+                "warnings": [r.getMessage() for r in records]}
+
+    out = _as_unprivileged_user(scenario)
+    assert "error" not in out, out
+    assert out["stdout"] == ["cba\n", "cba\n"]
+    assert "user-namespace" not in out["protections"] and "rlimits" in out["protections"], out
+    assert len(out["warnings"]) == 1 and "refused a user namespace" in out["warnings"][0], out  # loudly, once
