@@ -323,6 +323,9 @@ def _init(cfg, files, protections, status_fd):
     """pid 1 of the sandbox (or a plain child without namespaces). Never returns."""
     try:
         LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        # no handler for SIGINT (Python's raises KeyboardInterrupt): a pid namespace's init gets no signal
+        # from inside it without one, and in a user namespace the program shares init's uid
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         workdir = cfg["workdir"]
         if "mount" in protections:
             workdir = _private_mounts(cfg, files)

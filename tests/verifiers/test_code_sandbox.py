@@ -506,7 +506,10 @@ def test_without_root_the_sandbox_isolates_through_a_user_namespace():
                    "assert int(status['CapEff'], 16) == int(status['CapPrm'], 16) == 0, status['CapEff']")
         caps = run_python("def add(a, b):\n    return a + b", tests=no_caps)
         program_caps = run_python(no_caps)
-        return {"uid": os.getuid(), "protections": run.protections, "stdout": run.stdout, "wrote": wrote,
+        # the program shares init's uid here: a signal to init (pid 1) must not end the sandbox
+        signalled = run_python("import os, signal\nfor sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+                               "    os.kill(1, sig)\nimport time\ntime.sleep(0.2)\nprint('still here')")
+        return {"signalled": [signalled.stdout, signalled.setup_error],"uid": os.getuid(), "protections": run.protections, "stdout": run.stdout, "wrote": wrote,
                 "passed": passed, "forged": forged, "driver_caps": caps.tests, "program_caps": program_caps.ok}
 
     try:
@@ -525,6 +528,7 @@ def test_without_root_the_sandbox_isolates_through_a_user_namespace():
     assert lines[-1] == "denied 30" and not out["wrote"], out  # EROFS: the caller's own directory is read-only
     assert out["passed"] and not out["forged"]
     assert out["driver_caps"] == {"passed": True, "requests": 0} and out["program_caps"], out
+    assert out["signalled"] == ["still here\n", None], out
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
