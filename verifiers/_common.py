@@ -45,6 +45,7 @@ def depth(value: Any, stop: int = MAX_DEPTH) -> int:
     return deepest
 
 
+MAX_OPTIONS = 64  # options in one item (a kind has a handful; a million names would cost a million checks)
 MAX_OPTION_VALUES = 10_000  # values (containers, keys, scalars) in one option value: a wider one is refused before any work
 MAX_OPTION_CHARS = 100_000  # characters of one string inside an option value
 
@@ -90,15 +91,17 @@ def _long_string(value: Any) -> int:
 
 def check_plain_options(kind: str, options: dict[str, Any]) -> None:
     """TypeError unless every option value is plain data that can travel to a worker process:
-    at most MAX_OPTION_VALUES values with strings of at most MAX_OPTION_CHARS characters (checked
-    first, at a cost bounded by the limit: a 3-million-element list costs nothing), nested at most
-    MAX_DEPTH levels, and picklable (no lambdas, open files, ...).
+    at most MAX_OPTIONS of them, each of at most MAX_OPTION_VALUES values with strings of at most
+    MAX_OPTION_CHARS characters (checked first, at a cost bounded by the limits: a 3-million-element
+    list costs nothing), nested at most MAX_DEPTH levels, and picklable (no lambdas, open files, ...).
 
     >>> check_plain_options("numeric", {"rel_tol": [[[0.1]]]})
     >>> check_plain_options("numeric", {"rel_tol": lambda x: x})
     Traceback (most recent call last):
     TypeError: numeric verifier option 'rel_tol' must be plain data (numbers, strings, lists, dicts); it cannot be sent to a worker process (PicklingError)
     """
+    if len(options) > MAX_OPTIONS:
+        raise TypeError(f"{kind} verifier got {len(options):,} options; the limit is {MAX_OPTIONS}")
     for name, value in options.items():
         n = size(value)
         if n > MAX_OPTION_VALUES:
