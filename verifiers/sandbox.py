@@ -47,6 +47,7 @@ BOOT = Path(__file__).with_name("sandbox_boot.py")
 USER_NAMESPACES = True
 _log = logging.getLogger(__name__)
 _warned: set[str] = set()  # each sandbox warning is logged once per process
+_userns_refused: str | None = None  # why user namespaces, though created, could not be set up here (then: fallback)
 HARNESS = Path(__file__).with_name("sandbox_harness.py")
 NOBODY = 65534
 
@@ -93,6 +94,7 @@ class SandboxRun:
     cpu: float | None = None  # CPU seconds the program used
     tests: dict | None = None  # the test driver's report (runs with `tests`): passed, or verdict + detail
     tests_passed: bool = False  # the driver reported a pass carrying this run's nonce
+    userns_refused: str | None = None  # a user namespace was made but could not be set up (the run is retried without)
 
     @property
     def ok(self) -> bool:
@@ -179,7 +181,17 @@ def _signal_name(number: int) -> str:
 def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None, tests: str | None = None) -> SandboxRun:
     """Run `source` as a Python program reading `stdin`, or, with `tests`, run the test code
     against it in a separate process; see the module docstring."""
-    limits = limits or SandboxLimits()
+    global _userns_refused
+    run = _run_once(source, stdin, limits or SandboxLimits(), tests)
+    if run.userns_refused:  # a user namespace without the rights to set itself up: fall back for good, once
+        _userns_refused = run.userns_refused
+        _log.warning("code sandbox: %s; running with fewer protections from now on (see 'Fallback' in "
+                     "docs/verifiers.md)", run.userns_refused)
+        run = _run_once(source, stdin, limits or SandboxLimits(), tests)
+    return run
+
+
+def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None) -> SandboxRun:
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
     status_r, status_w = os.pipe()
@@ -195,7 +207,7 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             "tests": tests,
             "nonce": nonce,
             "namespaces": root and sys.platform.startswith("linux"),
-            "userns": not root and USER_NAMESPACES and sys.platform.startswith("linux"),
+            "userns": not root and USER_NAMESPACES and not _userns_refused and sys.platform.startswith("linux"),
             "network": limits.network,
             "uid": NOBODY if root and limits.drop_privileges else None,
             "executable": os.path.realpath(sys.executable),
@@ -307,6 +319,8 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
             run.timed_out |= _over_cpu(event["driver"], cpu_limit)
         if "setup_error" in event:
             run.setup_error = event["setup_error"]
+        if isinstance(event.get("userns_refused"), str):
+            run.setup_error = run.userns_refused = event["userns_refused"]
         if isinstance(event.get("warning"), str) and event["warning"] not in _warned:
             _warned.add(event["warning"])  # loudly, once: the runs that follow have fewer protections too
             _log.warning("code sandbox: %s; running with fewer protections (see 'Fallback' in docs/verifiers.md)",

@@ -328,7 +328,14 @@ def _init(cfg, files, protections, status_fd):
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         workdir = cfg["workdir"]
         if "mount" in protections:
-            workdir = _private_mounts(cfg, files)
+            try:
+                workdir = _private_mounts(cfg, files)
+            except OSError as exc:
+                if not cfg.get("userns"):
+                    raise
+                # e.g. Ubuntu's AppArmor restriction: the namespace is made, with no capability in it
+                _status(status_fd, userns_refused=f"a user namespace was made but mounts in it were refused ({exc})")
+                os._exit(0)
             protections += ["read-only-fs", "private-proc", "private-tmp"]
         elif cfg["uid"] is not None:
             os.chmod(workdir, 0o700)
@@ -418,8 +425,8 @@ def main():
             if cfg.get("userns"):
                 try:
                     _map_ids(uid, gid)
-                except OSError as exc:  # no way back out of the namespace: this run fails, saying why
-                    _status(status_fd, setup_error=f"a user namespace was made but its uid/gid maps were refused ({exc})")
+                except OSError as exc:  # no way back out of the namespace: the caller retries without one
+                    _status(status_fd, userns_refused=f"a user namespace was made but its uid/gid maps were refused ({exc})")
                     os._exit(0)
                 protections += ["user-namespace"]
             protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])

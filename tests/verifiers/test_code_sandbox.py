@@ -532,8 +532,12 @@ def test_without_root_the_sandbox_isolates_through_a_user_namespace():
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
-def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once():
-    # the kernel's refusal is played by a seccomp filter on unshare (as `kernel.unprivileged_userns_clone=0` would)
+@pytest.mark.parametrize("refused,why", [
+    ("unshare", "refused a user namespace"),  # as `kernel.unprivileged_userns_clone=0` would
+    ("mount", "mounts in it were refused"),  # made, but no right in it (as Ubuntu's AppArmor restriction)
+])
+def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once(refused, why):
+    # the kernel's refusal is played by a seccomp filter on the caller
     def scenario():
         import errno
         import logging
@@ -545,7 +549,7 @@ def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once():
         handler.emit = records.append  # type: ignore[method-assign]
         logging.getLogger("verifiers.sandbox").addHandler(handler)
         refuse = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-        refuse.add_rule(pyseccomp.ERRNO(errno.EPERM), "unshare")
+        refuse.add_rule(pyseccomp.ERRNO(errno.EPERM), refused)
         refuse.load()
         runs = [run_python("print(input()[::-1])", "abc") for _ in range(2)]
         return {"protections": runs[0].protections, "stdout": [r.stdout for r in runs],
@@ -555,4 +559,4 @@ def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once():
     assert "error" not in out, out
     assert out["stdout"] == ["cba\n", "cba\n"]
     assert "user-namespace" not in out["protections"] and "rlimits" in out["protections"], out
-    assert len(out["warnings"]) == 1 and "refused a user namespace" in out["warnings"][0], out  # loudly, once
+    assert len(out["warnings"]) == 1 and why in out["warnings"][0], out  # loudly, once
