@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BOOT = Path(__file__).with_name("sandbox_boot.py")
+HARNESS = Path(__file__).with_name("sandbox_harness.py")
+NOBODY = 65534
 # Without root: isolate in an unprivileged user namespace (where the kernel allows them), else fall back.
 USER_NAMESPACES = True
 _log = logging.getLogger(__name__)
 _warned: set[str] = set()  # each sandbox warning is logged once per process
 _userns_refused: str | None = None  # why user namespaces, though created, could not be set up here (then: fallback)
-HARNESS = Path(__file__).with_name("sandbox_harness.py")
-NOBODY = 65534
 
 
 @dataclass(frozen=True)
@@ -143,16 +143,10 @@ def seccomp_filter() -> tuple[str | None, str | None]:
         for flag in CLONE_NAMESPACE_FLAGS:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
-        read, write = os.pipe()
-        try:
-            with os.fdopen(write, "wb") as fh:
-                rules.export_bpf(fh)
-            with os.fdopen(read, "rb") as fh:
-                read = -1
-                program = fh.read()
-        finally:
-            if read >= 0:
-                os.close(read)
+        with tempfile.TemporaryFile() as fh:  # libseccomp writes to a file descriptor
+            rules.export_bpf(fh)
+            fh.seek(0)
+            program = fh.read()
     except Exception as exc:  # noqa: BLE001 - same: reported as a missing protection
         return None, f"no syscall filter: libseccomp failed ({type(exc).__name__}: {exc})"
     return program.hex(), None
