@@ -29,6 +29,8 @@ class ServeRewardConfig:
     max_queue: int = opt(16384, "items waiting to be scored; a request that finds the queue full gets 503 + Retry-After")
     request_timeout: float = opt(120.0, "deadline of one request in seconds, time in the queue included (504 past it)")
     body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it); slots are for work")
+    max_header_kb: int = opt(32, "largest total size of a request's headers in KiB (431 past it)")
+    max_headers: int = opt(100, "most headers in one request (431 past it)")
     none_score: float = opt(0.0, "score sent to OpenRLHF where the reward is None (not applicable); counted in extra_logs")
     label_column: str = opt("answer", "column that OpenRLHF's `labels` fill")
     log_level: str = opt("info", "uvicorn log level", choices=["critical", "error", "warning", "info", "debug"])
@@ -40,7 +42,7 @@ class ServeRewardConfig:
             raise ValueError("--reward is required, e.g. --reward verifier:math (see docs/rewards.md for the specs)")
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be in 1..65535, got {self.port}")
-        for name in ("max_body_kb", "max_items", "max_concurrent", "batch_items", "max_queue"):
+        for name in ("max_body_kb", "max_items", "max_concurrent", "batch_items", "max_queue", "max_header_kb", "max_headers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.token is not None and not self.token.strip():
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rewardlab serve-reward: warning: listening on {config.host} without a token "
               f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
+                           max_header_bytes=config.max_header_kb * 1024, max_headers=config.max_headers,
                            max_concurrent=config.max_concurrent, token=token, body_timeout=config.body_timeout,
                            batch_items=config.batch_items, batch_wait=config.batch_wait, max_queue=config.max_queue,
                            request_timeout=config.request_timeout)

@@ -21,5 +21,9 @@ fi
 echo "install: rewardlab[dev] (editable)"
 "$PY" -m pip install -q --disable-pip-version-check -e ".[dev]" 2>&1 | grep -v "Running pip as the 'root' user" || true
 "$PY" -c "import rewardlab, verifiers, rewards, reward_models, training, eval" # fail here, not later
+if [ "$(uname -s)" = Linux ]; then  # the code sandbox's syscall filter: pyseccomp (a dependency) needs libseccomp
+  "$PY" -c "from verifiers.sandbox import seccomp_filter; import sys; sys.exit(seccomp_filter()[1])" ||
+    echo "install: warning: the code sandbox will run without its seccomp filter; install libseccomp (apt-get install libseccomp2)"
+fi
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 echo "install: done"

@@ -45,16 +45,72 @@ def depth(value: Any, stop: int = MAX_DEPTH) -> int:
     return deepest
 
 
+MAX_OPTIONS = 64  # options in one item (a kind has a handful; a million names would cost a million checks)
+MAX_OPTION_VALUES = 10_000  # values (containers, keys, scalars) in one option value: a wider one is refused before any work
+MAX_OPTION_CHARS = 100_000  # characters of one string inside an option value
+
+
+def size(value: Any, stop: int = MAX_OPTION_VALUES) -> int:
+    """Number of values in a parsed JSON value (each container, dict key and scalar counts one),
+    without recursion; counting stops once past `stop`, before a wide container is walked.
+
+    >>> size({"a": [1, 2]}), size("x"), size(list(range(10**6)), stop=100)
+    (5, 1, 1000001)
+    """
+    count, stack = 1, [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            count += 2 * len(node)
+            if count > stop:
+                break
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            count += len(node)
+            if count > stop:
+                break
+            stack.extend(node)
+    return count
+
+
+def _long_string(value: Any) -> int:
+    """Length of the longest string in a value of at most MAX_OPTION_VALUES values."""
+    longest, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            longest = max(longest, len(node))
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend(node)
+    return longest
+
+
 def check_plain_options(kind: str, options: dict[str, Any]) -> None:
     """TypeError unless every option value is plain data that can travel to a worker process:
-    nested at most MAX_DEPTH levels, and picklable (no lambdas, open files, ...).
+    at most MAX_OPTIONS of them, each of at most MAX_OPTION_VALUES values with strings of at most
+    MAX_OPTION_CHARS characters (checked first, at a cost bounded by the limits: a 3-million-element
+    list costs nothing), nested at most MAX_DEPTH levels, and picklable (no lambdas, open files, ...).
 
     >>> check_plain_options("numeric", {"rel_tol": [[[0.1]]]})
     >>> check_plain_options("numeric", {"rel_tol": lambda x: x})
     Traceback (most recent call last):
     TypeError: numeric verifier option 'rel_tol' must be plain data (numbers, strings, lists, dicts); it cannot be sent to a worker process (PicklingError)
     """
+    if len(options) > MAX_OPTIONS:
+        raise TypeError(f"{kind} verifier got {len(options):,} options; the limit is {MAX_OPTIONS}")
     for name, value in options.items():
+        n = size(value)
+        if n > MAX_OPTION_VALUES:
+            raise TypeError(f"{kind} verifier option {name!r} holds more than {MAX_OPTION_VALUES} values ({n:,} at least); "
+                            f"send a smaller value")
+        longest = _long_string(value)
+        if longest > MAX_OPTION_CHARS:
+            raise TypeError(f"{kind} verifier option {name!r} holds a string of {longest:,} characters; the limit is "
+                            f"{MAX_OPTION_CHARS:,}")
         if depth(value) > MAX_DEPTH:
             raise TypeError(f"{kind} verifier option {name!r} is nested more than {MAX_DEPTH} levels deep")
         try:

@@ -2,11 +2,13 @@
 
 The program runs in a separate process tree started through `verifiers/sandbox_boot.py`:
 CPU-time, address-space, process-count, file-size and open-file limits (setrlimit); a fresh
-working directory; a scrubbed environment; a wall-clock limit enforced from here (SIGKILL); and,
-where the OS allows it (root on Linux): new pid / mount / network namespaces, a private /proc, the
-host's filesystem read-only, private size-capped /tmp, /var/tmp and /dev/shm, and uid/gid 65534
-(`nobody`). Without root it degrades to rlimits, a new session and a wall-clock kill of the
-session (documented in docs/verifiers.md); the protections actually applied are returned in
+working directory; an allow-listed environment; a wall-clock limit enforced from here (SIGKILL);
+and on Linux: new pid / mount / network / IPC / UTS namespaces, a private /proc, the host's
+filesystem read-only, private size-capped /tmp, /var/tmp and /dev/shm, and uid/gid 65534
+(`nobody`) -- as root directly, as an ordinary user inside an unprivileged user namespace of its
+own (the caller's uid is 65534 there, no capability is left). Only where the kernel refuses those
+does it degrade to rlimits, a new session and a wall-clock kill of the session (logged once per
+process; documented in docs/verifiers.md); the protections actually applied are returned in
 `SandboxRun.protections`.
 
 With `tests` (Python test code, e.g. asserts), the program is loaded by a host process and the
@@ -22,8 +24,11 @@ whole test code ran without an exception: how the program exits proves nothing.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import functools
 import hmac
 import json
+import logging
 import math
 import os
 import secrets
@@ -40,6 +45,11 @@ from pathlib import Path
 BOOT = Path(__file__).with_name("sandbox_boot.py")
 HARNESS = Path(__file__).with_name("sandbox_harness.py")
 NOBODY = 65534
+# Without root: isolate in an unprivileged user namespace (where the kernel allows them), else fall back.
+USER_NAMESPACES = True
+_log = logging.getLogger(__name__)
+_warned: set[str] = set()  # each sandbox warning is logged once per process
+_userns_refused: str | None = None  # why user namespaces, though created, could not be set up here (then: fallback)
 
 
 @dataclass(frozen=True)
@@ -84,13 +94,66 @@ class SandboxRun:
     cpu: float | None = None  # CPU seconds the program used
     tests: dict | None = None  # the test driver's report (runs with `tests`): passed, or verdict + detail
     tests_passed: bool = False  # the driver reported a pass carrying this run's nonce
+    userns_refused: str | None = None  # a user namespace was made but could not be set up (the run is retried without)
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out and not self.output_limited and not self.setup_error
 
 
+# Syscalls the program and the test driver may not make (EPERM), by what they would give: new namespaces
+# (a user namespace brings mount and network namespaces, tmpfs mounts), mounts, tracing and reading other
+# processes, the kernel keyring, eBPF, perf events, userfaultfd (a tool for kernel exploits), io_uring (its
+# operations bypass this filter), modules, kexec, handles to host files, and host-wide settings.
+DENIED_SYSCALLS = (
+    "unshare", "setns",
+    "mount", "umount2", "pivot_root", "chroot", "mount_setattr", "open_tree", "move_mount", "fsopen", "fsconfig",
+    "fsmount", "fspick",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "open_by_handle_at", "name_to_handle_at",
+    "swapon", "swapoff", "reboot", "acct", "quotactl", "syslog", "settimeofday", "clock_settime", "adjtimex",
+    "iopl", "ioperm", "lookup_dcookie",
+)
+# clone(2) with any of these flags (new namespaces) is refused too; clone3 passes its flags in memory, which a
+# filter cannot read, so it answers ENOSYS and the C library falls back to clone.
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+
+
+@functools.lru_cache(maxsize=1)
+def seccomp_filter() -> tuple[str | None, str | None]:
+    """(the deny-list filter as classic BPF, hex; None) or (None, why there is none). Built once per process
+    with libseccomp (`pyseccomp`), which resolves the names and checks the architecture; boot loads it."""
+    if not sys.platform.startswith("linux"):
+        return None, "no seccomp outside Linux"
+    try:
+        import pyseccomp as seccomp
+    except Exception as exc:  # noqa: BLE001 - not installed, or libseccomp missing: the sandbox runs without a filter
+        return None, f"no syscall filter: pyseccomp with libseccomp is not available ({type(exc).__name__}: {exc})"
+    try:
+        rules = seccomp.SyscallFilter(seccomp.ALLOW)
+        for name in DENIED_SYSCALLS:
+            try:
+                rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+            except (ValueError, OSError):
+                pass  # not a syscall of this architecture (e.g. iopl on arm64)
+        for flag in CLONE_NAMESPACE_FLAGS:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        with tempfile.TemporaryFile() as fh:  # libseccomp writes to a file descriptor
+            rules.export_bpf(fh)
+            fh.seek(0)
+            program = fh.read()
+    except Exception as exc:  # noqa: BLE001 - same: reported as a missing protection
+        return None, f"no syscall filter: libseccomp failed ({type(exc).__name__}: {exc})"
+    return program.hex(), None
+
+
 def _env() -> dict[str, str]:
+    """The whole environment of the sandbox (boot, driver and program): an allow-list, nothing of the caller's."""
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp/sandbox",
@@ -112,7 +175,17 @@ def _signal_name(number: int) -> str:
 def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None, tests: str | None = None) -> SandboxRun:
     """Run `source` as a Python program reading `stdin`, or, with `tests`, run the test code
     against it in a separate process; see the module docstring."""
-    limits = limits or SandboxLimits()
+    global _userns_refused
+    run = _run_once(source, stdin, limits or SandboxLimits(), tests)
+    if run.userns_refused:  # a user namespace without the rights to set itself up: fall back for good, once
+        _userns_refused = run.userns_refused
+        _log.warning("code sandbox: %s; running with fewer protections from now on (see 'Fallback' in "
+                     "docs/verifiers.md)", run.userns_refused)
+        run = _run_once(source, stdin, limits or SandboxLimits(), tests)
+    return run
+
+
+def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None) -> SandboxRun:
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
     status_r, status_w = os.pipe()
@@ -128,6 +201,7 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             "tests": tests,
             "nonce": nonce,
             "namespaces": root and sys.platform.startswith("linux"),
+            "userns": not root and USER_NAMESPACES and not _userns_refused and sys.platform.startswith("linux"),
             "network": limits.network,
             "uid": NOBODY if root and limits.drop_privileges else None,
             "executable": os.path.realpath(sys.executable),
@@ -139,7 +213,12 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             "open_files": limits.open_files,
             "tmpfs_mb": limits.tmpfs_mb,
             "env": _env(),
+            "seccomp": seccomp_filter()[0],
         }
+        if cfg["seccomp"] is None and seccomp_filter()[1] not in _warned:
+            _warned.add(seccomp_filter()[1])
+            _log.warning("code sandbox: %s; the program may call unshare, mount, ptrace, keyctl, bpf, perf_event_open, "
+                         "userfaultfd, ... (install it with scripts/install.sh)", seccomp_filter()[1])
         start = time.monotonic()
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(BOOT), str(status_w), str(os.getpid())],
@@ -148,6 +227,7 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
             stderr=subprocess.PIPE,
             pass_fds=(status_w,),
             start_new_session=True,
+            env=_env(),  # never the caller's: the driver runs (client-sent) test code in boot's environment
         )
         os.close(status_w)
         status_w = -1
@@ -233,6 +313,12 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
             run.timed_out |= _over_cpu(event["driver"], cpu_limit)
         if "setup_error" in event:
             run.setup_error = event["setup_error"]
+        if isinstance(event.get("userns_refused"), str):
+            run.setup_error = run.userns_refused = event["userns_refused"]
+        if isinstance(event.get("warning"), str) and event["warning"] not in _warned:
+            _warned.add(event["warning"])  # loudly, once: the runs that follow have fewer protections too
+            _log.warning("code sandbox: %s; running with fewer protections (see 'Fallback' in docs/verifiers.md)",
+                         event["warning"])
     if run.returncode is None and run.signal is None and not (timed_out or output_limited) and not run.setup_error:
         run.setup_error = f"sandbox ended without a status (boot exit code {proc.returncode})"
     return run

@@ -3,9 +3,10 @@
 nonce) to its stdin, so none of it shows in a command line. Standard library only; it is the only
 code that runs with the caller's privileges before the untrusted program starts.
 
-Process tree (when the OS allows namespaces, i.e. we are root):
+Process tree (as root; as an ordinary user the same, in a user namespace created by the same
+unshare, in which the caller's uid and gid are 65534 and no process keeps a capability):
 
-    boot (this file)  --unshare(pid, mount, net)-->  fork
+    boot (this file)  --unshare(pid, mount, net, ipc, uts)-->  fork
       └─ init (pid 1 of a new pid namespace, parent-death signal SIGKILL)
            mounts, in its own mount namespace: every host mount read-only and nosuid; a fresh
            /proc for the new pid namespace (hidepid=2: each uid sees only its own processes);
@@ -24,7 +25,7 @@ When init exits (program, or driver, done) the kernel kills everything left in t
 does the rest. A status line (JSON) per event goes to the status fd: protections applied, the
 program's exit status and CPU time, the driver's report. Boot, init and the driver are not
 dumpable: a process of the same uid cannot read their memory or open their file descriptors.
-Without namespaces (not root), it degrades to: rlimits + new session; see docs/verifiers.md.
+Where the kernel refuses namespaces, it degrades to: rlimits + new session; see docs/verifiers.md.
 """
 
 import ctypes
@@ -32,15 +33,19 @@ import json
 import os
 import resource
 import signal
+import site  # imported here, before any mount: the driver's own modules never come from the sandbox's view
 import stat
 import sys
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER = 0x04000000, 0x08000000, 0x10000000
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 4, 38, 22, 2
 SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE = 442, -100, 0x8000  # mount_setattr(2), Linux >= 5.12
 MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x1, 0x2
+NOBODY = 65534
 DRIVER_UID = 65533  # the test driver's identity: not the program's, so the program cannot signal or trace it
 LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -145,6 +150,46 @@ def _high(fd):
     return moved
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities():
+    """No capability left (effective, permitted, inheritable). In a user namespace the sandbox's
+    processes hold every capability *of that namespace* (they created it): the driver, which never
+    calls execve, would otherwise keep the right to remount the read-only host mounts writable."""
+    data = (_CapData * 2)()
+    _check(LIBC.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), data), "capset")
+
+
+def _map_ids(uid, gid):
+    """In a new user namespace: the caller's uid and gid are 65534 inside, the only ids mapped.
+    /proc/self/*_map need a dumpable process while they are written."""
+    LIBC.prctl(PR_SET_DUMPABLE, 1)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{NOBODY} {uid} 1"), ("gid_map", f"{NOBODY} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as fh:
+                fh.write(text)
+    finally:
+        LIBC.prctl(PR_SET_DUMPABLE, 0)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+
+def _load_seccomp(program_hex):
+    """Install the syscall filter built by the caller (classic BPF from libseccomp; see
+    `verifiers.sandbox.seccomp_filter`) on this process and all it starts. Needs no_new_privs."""
+    program = bytes.fromhex(program_hex)
+    fprog = _SockFprog(len(program) // 8, program)  # struct sock_filter: 8 bytes per instruction
+    _check(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(PR_SET_SECCOMP)")
+
+
 def _limit(name, soft, hard=None):
     resource.setrlimit(getattr(resource, name), (soft, soft if hard is None else hard))
 
@@ -165,6 +210,10 @@ def _confine(cfg, uid):
         os.setuid(uid)
     _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
+    if cfg.get("userns"):
+        _drop_capabilities()
+    if cfg.get("seccomp"):
+        _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
 
 
 def _program(cfg, workdir, status_fd, keep=()):
@@ -204,10 +253,10 @@ def _driver(cfg, rfd, wfd, report_fd):
         _confine(cfg, DRIVER_UID if cfg["uid"] is not None else None)
         LIBC.prctl(PR_SET_DUMPABLE, 0)  # after the uid change, which resets it
         os.chdir("/")
-        import site
-
-        site.main()  # the tests may import installed packages (boot runs with -S)
-        from sandbox_harness import drive
+        os.environ.clear()  # the test code sees the program's allow-listed environment, never the caller's
+        os.environ.update(cfg["env"])
+        _driver_imports()
+        from sandbox_harness import drive  # imported by boot before the mounts
 
         report = drive(cfg["tests"], rfd, wfd, cfg["nonce"])
         os.write(report_fd, json.dumps(report).encode())
@@ -218,6 +267,24 @@ def _driver(cfg, rfd, wfd, report_fd):
             pass
         code = 1
     os._exit(code)
+
+
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")  # the program's writable tmpfs (same paths as the host's)
+
+
+def _driver_imports():
+    """The driver's import path: the installed packages (boot runs with -S), but no directory the
+    program can write (its private tmpfs, which may hold a copy of the path to this package or to
+    a checkout on sys.path) and no import hooks of site-packages (an editable install's finder
+    points into a checkout): a planted `heapq.py` there would run inside the driver."""
+    meta_path = list(sys.meta_path)
+    site.main()
+    sys.meta_path[:] = meta_path
+    here = os.path.dirname(os.path.abspath(__file__))
+    blocked = (here, *PRIVATE_DIRS)
+    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)
+                   and not any(p == b or p.startswith(b.rstrip("/") + "/") for b in blocked)]
+    sys.path_importer_cache.clear()
 
 
 def _ended(status, usage):
@@ -256,14 +323,28 @@ def _init(cfg, files, protections, status_fd):
     """pid 1 of the sandbox (or a plain child without namespaces). Never returns."""
     try:
         LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        # no handler for SIGINT (Python's raises KeyboardInterrupt): a pid namespace's init gets no signal
+        # from inside it without one, and in a user namespace the program shares init's uid
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         workdir = cfg["workdir"]
         if "mount" in protections:
-            workdir = _private_mounts(cfg, files)
+            try:
+                workdir = _private_mounts(cfg, files)
+            except OSError as exc:
+                if not cfg.get("userns"):
+                    raise
+                # e.g. Ubuntu's AppArmor restriction: the namespace is made, with no capability in it
+                _status(status_fd, userns_refused=f"a user namespace was made but mounts in it were refused ({exc})")
+                os._exit(0)
             protections += ["read-only-fs", "private-proc", "private-tmp"]
         elif cfg["uid"] is not None:
             os.chmod(workdir, 0o700)
         if cfg["uid"] is not None:
             protections.append(f"uid-{cfg['uid']}")
+        elif "user-namespace" in protections:
+            protections.append(f"uid-{NOBODY}")  # the caller's uid, mapped
+        if cfg.get("seccomp"):
+            protections.append("seccomp")
         driver = None
         if cfg["tests"] is not None:
             from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests
@@ -327,17 +408,34 @@ def main():
     if os.getppid() != caller:  # the caller died before the parent-death signal was armed
         os._exit(0)
     cfg = _read_config()
-    if cfg["tests"] is not None:  # imported now, while every path is readable
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    if cfg["tests"] is not None:  # imported now, while every path is readable and none is the program's
+        sys.path.insert(0, here)
         import sandbox_harness  # noqa: F401
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
     protections = ["rlimits", "new-session", "no-new-privileges"]
-    if cfg["namespaces"]:
-        flags = CLONE_NEWPID | CLONE_NEWNS | (0 if cfg["network"] else CLONE_NEWNET)
-        if LIBC.unshare(flags) == 0:
-            protections += ["pid-namespace", "mount"] + ([] if cfg["network"] else ["no-network"])
+    if cfg["namespaces"] or cfg.get("userns"):
+        # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
+        # own: a segment one item creates is gone with it, never read by the next item or left on the host.
+        # Without root, a user namespace of our own owns the others (the caller's uid is 65534 inside).
+        flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg["network"] else CLONE_NEWNET)
+        uid, gid = os.getuid(), os.getgid()
+        if LIBC.unshare(flags | (CLONE_NEWUSER if cfg.get("userns") else 0)) == 0:
+            if cfg.get("userns"):
+                try:
+                    _map_ids(uid, gid)
+                except OSError as exc:  # no way back out of the namespace: the caller retries without one
+                    _status(status_fd, userns_refused=f"a user namespace was made but its uid/gid maps were refused ({exc})")
+                    os._exit(0)
+                protections += ["user-namespace"]
+            protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])
+            LIBC.sethostname(b"sandbox", 7)
         else:
-            _status(status_fd, warning=f"unshare failed: {os.strerror(ctypes.get_errno())}")
+            why = os.strerror(ctypes.get_errno())
+            what = "a user namespace (and pid, mount, network, IPC namespaces in it)" if cfg.get("userns") else "namespaces"
+            cfg["userns"] = False
+            _status(status_fd, warning=f"the kernel refused {what}: {why}")
     if cfg["uid"] is not None and "mount" not in protections and _blocked_dirs(cfg["executable"]):
         cfg["uid"] = None  # `nobody` could not even start the interpreter
         _status(status_fd, warning="interpreter not reachable by an unprivileged uid: not dropping privileges")

@@ -19,6 +19,10 @@ without an exception; the report goes to the sandbox's init on a pipe the soluti
 Exiting early (`sys.exit(0)`, `os._exit(0)`, an `atexit` hook, a replaced `sys.excepthook`)
 only ends the host: the driver sees the pipe close and reports a failure.
 
+Only plain data crosses from the host: a name it sends (a module, `mock.ANY`) is never resolved
+into an object of the driver. StopIteration from the solution ends an iteration only as the
+answer to `next`; raised by a call (inside a `map(...)`, say) it is a RuntimeError (PEP 479).
+
 Known limits (the run is reported, never passed): tests that hand one of their own functions to
 the solution (e.g. a `key=lambda ...`) get verdict `error`; catching one of the solution's own
 exception classes, or comparing two solution objects, fails the test.
@@ -65,8 +69,10 @@ def _tag(name, value):
 
 def encode(value, to_handle=None, depth=0):
     """JSON-ready form of `value`. The host passes `to_handle` (object -> id) and converts
-    generously (subclasses, numpy); the driver passes None and sends only exact plain types,
-    handles it received, and built-in functions by name."""
+    generously (subclasses, numpy); whatever is not plain data becomes a handle, never a name
+    (a module, a library function or class of the solution stays the solution's object). The
+    driver passes None and sends only exact plain types, handles it received, and modules,
+    functions and classes of importable modules by name (the host imports them itself)."""
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested more than {MAX_DEPTH} levels deep")
     host = to_handle is not None
@@ -95,10 +101,10 @@ def encode(value, to_handle=None, depth=0):
         return _tag("decimal", str(value))
     if isinstance(value, Remote):
         return {"$": "h", "id": value._id}
-    ref = _reference(value)
-    if ref is not None:  # a module, or a function / class of an importable module: sent by name
-        return ref
     if not host:
+        ref = _reference(value)
+        if ref is not None:  # a module, or a function / class of an importable module: sent by name
+            return ref
         raise Unsupported(f"the tests pass a {kind.__name__} to the solution; only plain values (numbers, strings, "
                           f"containers of them), functions and classes of importable modules, and the solution's own "
                           f"objects can be passed")
@@ -147,23 +153,28 @@ def _resolve(module, name, imported_only=False):
     return found
 
 
-def decode(data, from_handle, depth=0):
+def decode(data, from_handle, depth=0, refs=False):
     """The value of an encoded `data`, built from this process's own types; handles become
-    `from_handle(id, type name)`. ValueError for anything malformed."""
+    `from_handle(id, type name)`. References by name (`{"$": "ref"}`) are resolved only with
+    `refs` (the host, reading the driver's requests); the driver never resolves a name the
+    solution's process sent (it could name an object of the driver that equals anything, such
+    as `unittest.mock.ANY`). ValueError for anything malformed."""
     if depth > MAX_DEPTH:
         raise ValueError(f"value nested more than {MAX_DEPTH} levels deep")
     kind = type(data)
     if data is None or kind in (bool, int, float, str):
         return data
     if kind is list:
-        return [decode(v, from_handle, depth + 1) for v in data]
+        return [decode(v, from_handle, depth + 1, refs) for v in data]
     if kind is not dict or not isinstance(data.get("$"), str):
         raise ValueError(f"malformed value of type {kind.__name__}")
     tag, v = data["$"], data.get("v")
-    items = lambda: [decode(x, from_handle, depth + 1) for x in _list(v)]  # noqa: E731
+    items = lambda: [decode(x, from_handle, depth + 1, refs) for x in _list(v)]  # noqa: E731
     if tag == "h":
         return from_handle(_int(data.get("id")), str(data.get("type", "object")))
     if tag == "ref":
+        if not refs:
+            raise ValueError("a reference by name from the solution's process (only plain data and handles are read)")
         try:
             return _resolve(_str(data.get("module")), _str(data.get("name")))
         except (ImportError, AttributeError) as exc:
@@ -173,7 +184,7 @@ def decode(data, from_handle, depth=0):
     if tag == "tuple":
         return tuple(items())
     if tag == "dict":
-        return {decode(k, from_handle, depth + 1): decode(x, from_handle, depth + 1) for k, x in (_pair(p) for p in _list(v))}
+        return {decode(k, from_handle, depth + 1, refs): decode(x, from_handle, depth + 1, refs) for k, x in (_pair(p) for p in _list(v))}
     if tag == "set":
         return set(items())
     if tag == "frozenset":
@@ -189,7 +200,7 @@ def decode(data, from_handle, depth=0):
         return range(start, stop, step)
     if tag == "fraction":
         num, den = _pair(v)
-        return fractions.Fraction(_int(decode(num, from_handle, depth + 1)), _int(decode(den, from_handle, depth + 1)))
+        return fractions.Fraction(_int(decode(num, from_handle, depth + 1, refs)), _int(decode(den, from_handle, depth + 1, refs)))
     if tag == "decimal":
         return decimal.Decimal(_str(v))
     raise ValueError(f"unknown tag {tag!r}")
@@ -261,12 +272,13 @@ def serve(source_path="solution.py", rfd=3, wfd=4):
         return
     send({"names": names})
     for line in reader:
+        request = None
         try:
             request = json.loads(line)
             send(_answer(request, objects, to_handle, from_handle))
         except BaseException as exc:  # noqa: BLE001
-            if isinstance(exc, StopIteration):
-                send({"stop": True})
+            if isinstance(exc, StopIteration) and type(request) is dict and request.get("op") == "next":
+                send({"stop": True})  # the end of an iteration; anywhere else it is an error (the driver says so)
             else:
                 send({"exc": type(exc).__name__, "msg": str(exc)[:1000]})
 
@@ -274,8 +286,8 @@ def serve(source_path="solution.py", rfd=3, wfd=4):
 def _answer(request, objects, to_handle, from_handle):
     op, target = request["op"], from_handle(request["h"], "")
     if op == "call":
-        args = [decode(a, from_handle) for a in request["args"]]
-        kwargs = {k: decode(v, from_handle) for k, v in request["kwargs"].items()}
+        args = [decode(a, from_handle, refs=True) for a in request["args"]]
+        kwargs = {k: decode(v, from_handle, refs=True) for k, v in request["kwargs"].items()}
         result = target(*args, **kwargs)
         mutable = (list, dict, set, bytearray)
         back = {str(i): encode(a, to_handle) for i, a in enumerate(args) if type(a) in mutable}
@@ -284,7 +296,7 @@ def _answer(request, objects, to_handle, from_handle):
     if op == "getattr":
         return {"ok": encode(getattr(target, request["name"]), to_handle)}
     if op == "getitem":
-        return {"ok": encode(target[decode(request["key"], from_handle)], to_handle)}
+        return {"ok": encode(target[decode(request["key"], from_handle, refs=True)], to_handle)}
     if op == "len":
         return {"ok": len(target)}
     if op == "iter":
@@ -331,10 +343,10 @@ class _Connection:
         answer = self.receive()
         if type(answer) is not dict:
             raise self._gone("the solution's process answered garbage")
-        if answer.get("stop") is True:
+        if answer.get("stop") is True and op == "next":
             raise StopIteration
-        if "exc" in answer:
-            raise _solution_exception(answer)
+        if "exc" in answer or "stop" in answer:
+            raise _solution_exception(answer, op)
         try:
             return answer, decode(answer.get("ok"), self.remote)
         except (ValueError, TypeError, RecursionError, OverflowError) as exc:
@@ -365,8 +377,14 @@ class _Connection:
         return result
 
 
-def _solution_exception(answer):
-    name, message = str(answer.get("exc")), str(answer.get("msg", ""))
+def _solution_exception(answer, op):
+    """The exception to raise in the tests for an error of the solution. StopIteration and
+    StopAsyncIteration become a RuntimeError (as PEP 479 does for generators) except as the end
+    of a `next`: raised by a call inside `map(...)` or a generator, they would end the iteration
+    early and let `all(...)` or a `for` loop over the cases pass."""
+    name, message = str(answer.get("exc", "StopIteration")), str(answer.get("msg", ""))
+    if name in ("StopIteration", "StopAsyncIteration") or (op != "next" and answer.get("stop") is True):
+        return RuntimeError(f"the solution raised {name} during a {op} request" + (f": {message}" if message else ""))
     cls = getattr(builtins, name, None)
     if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == "builtins":
         try:

@@ -6,7 +6,7 @@
     GET  /health -> {"status": "ok", "kinds": [...], "workers": n}
 
 `add_protections(app, ServiceLimits(...))` puts one ASGI middleware in front of any app:
-bearer token (401), request body size (413), a deadline for receiving the body (408; the body is
+request headers' count and size (431, on every path), bearer token (401), request body size (413), a deadline for receiving the body (408; the body is
 read before the request takes one of the concurrency slots, which are for work), requests in
 flight (429 with `Retry-After` past `max_concurrent`); `/health` stays open.
 
@@ -63,12 +63,14 @@ class ServiceLimits:
     batch_wait: float = field(default=0.005, metadata={"help": "seconds the first queued request waits for others to join its batch"})
     max_queue: int = field(default=16384, metadata={"help": "items waiting to be scored; a request past it gets 503 + Retry-After"})
     request_timeout: float = field(default=120.0, metadata={"help": "deadline of a request in seconds, queue included (504 past it)"})
+    max_header_bytes: int = field(default=32 << 10, metadata={"help": "bytes of all request headers, names and values (431 past it)"})
+    max_headers: int = field(default=100, metadata={"help": "number of request headers (431 past it)"})
 
     def __post_init__(self) -> None:
         if isinstance(self.batch_wait, bool) or not isinstance(self.batch_wait, (int, float)) or not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
             raise ValueError(f"ServiceLimits.batch_wait must be a finite number of seconds >= 0, got {self.batch_wait!r}")
         for name in ("max_body_bytes", "max_items", "max_concurrent", "max_timeout", "body_timeout", "batch_items", "max_queue",
-                     "request_timeout"):
+                     "request_timeout", "max_header_bytes", "max_headers"):
             value = getattr(self, name)
             if value is None and name == "max_timeout":
                 continue
@@ -86,7 +88,7 @@ async def _reply(send: Any, status: int, detail: str, headers: tuple = ()) -> No
 
 
 class ProtectionMiddleware:
-    """Pure ASGI middleware: token, body size and deadline, then concurrency, before the app sees
+    """Pure ASGI middleware: header count and size, token, body size and deadline, then concurrency, before the app sees
     anything. The whole body is read (within `body_timeout`) before a slot is taken, so clients
     that trickle their bodies cannot hold the slots."""
 
@@ -95,6 +97,17 @@ class ProtectionMiddleware:
         self.in_flight = 0  # one event loop: no lock needed
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":  # every path, /health included
+            raw = scope.get("headers", [])
+            if len(raw) > self.limits.max_headers:
+                await _reply(send, 431, f"{len(raw)} request headers; the limit is {self.limits.max_headers}",
+                             ((b"connection", b"close"),))
+                return
+            size = sum(len(k) + len(v) for k, v in raw)
+            if size > self.limits.max_header_bytes:
+                await _reply(send, 431, f"request headers of {size} bytes; the limit is {self.limits.max_header_bytes} bytes",
+                             ((b"connection", b"close"),))
+                return
         if scope["type"] != "http" or scope["path"] in self.limits.open_paths:
             await self.app(scope, receive, send)
             return
@@ -265,6 +278,7 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
+    from verifiers._common import check_plain_options
     from verifiers.api import default_timeout as kind_timeout
     from verifiers.api import verify_items
     from verifiers.code_kind import SANDBOX_OPTIONS, check_options
@@ -319,6 +333,10 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
         for i, item in enumerate(request.items):
             if item.kind not in KINDS:
                 raise HTTPException(422, f"items[{i}].kind: unknown kind {item.kind!r}; valid kinds: {', '.join(kind_names())}")
+            try:  # bounded in size and depth here, before the item joins a batch with other requests' items
+                check_plain_options(item.kind, item.options)
+            except TypeError as exc:
+                raise HTTPException(422, f"items[{i}].options: {exc}") from None
             policy = sorted(set(item.options) & operator_only.get(item.kind, set()))
             if policy:
                 raise HTTPException(422, f"items[{i}].options: {', '.join(map(repr, policy))} belong to the service's sandbox "

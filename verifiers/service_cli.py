@@ -36,6 +36,8 @@ class ServeVerifierConfig:
                                           "own timeout for the item's kind: clients may shorten it, not extend it)")
     timeout: float | None = opt(None, "per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)")
     body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it); slots are for work")
+    max_header_kb: int = opt(32, "largest total size of a request's headers in KiB (431 past it)")
+    max_headers: int = opt(100, "most headers in one request (431 past it)")
     sandbox: list[str] = opt([], "sandbox policy for kind=code as key=value (cpu_seconds, wall_seconds, memory_mb, "
                                  "max_processes, file_size_mb, open_files, tmpfs_mb, max_output_kb, network, "
                                  "drop_privileges), repeatable; clients cannot change it")
@@ -47,7 +49,7 @@ class ServeVerifierConfig:
             raise ValueError(f"--batch-wait must be a number of seconds >= 0, got {self.batch_wait}")
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be in 1..65535, got {self.port}")
-        for name in ("max_body_kb", "max_items", "max_concurrent", "batch_items", "max_queue"):
+        for name in ("max_body_kb", "max_items", "max_concurrent", "batch_items", "max_queue", "max_header_kb", "max_headers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         for name in ("timeout", "max_timeout", "body_timeout", "request_timeout"):
@@ -101,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rewardlab serve-verifier: warning: listening on {config.host} without a token "
               f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
+                           max_header_bytes=config.max_header_kb * 1024, max_headers=config.max_headers,
                            max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout,
                            body_timeout=config.body_timeout, batch_items=config.batch_items, batch_wait=config.batch_wait,
                            max_queue=config.max_queue, request_timeout=config.request_timeout)

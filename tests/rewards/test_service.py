@@ -87,3 +87,15 @@ def test_cli_bad_spec_lists_valid_names(capsys):
     assert main(["serve-reward", "--reward", "verifier:math+nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown reward 'nope'" in err and "valid names: calibrated, dispatch, fapo, format" in err
+
+
+@pytest.mark.parametrize("path", ["/health", "/reward"])
+def test_oversized_or_too_many_headers_are_a_431(server, path):
+    # one 1 MiB header, or 1,000 small ones (limit 100): refused on every path (the open /health included) before any work
+    method = httpx.get if path == "/health" else httpx.post
+    kwargs = {} if path == "/health" else {"json": {"prompts": ["1+1="], "completions": ["2"], "columns": {"answer": ["2"]}}}
+    for headers in ({**AUTH, "x-big": "a" * (1 << 20)}, {**AUTH, **{f"x-h{i}": "1" for i in range(1_000)}}):
+        response = method(server + path, headers=headers, timeout=30, **kwargs)
+        assert response.status_code == 431, (response.status_code, response.text[:200])
+        assert "limit is" in response.json()["detail"]
+    assert method(server + path, headers=AUTH, timeout=30, **kwargs).status_code == 200

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -84,6 +85,20 @@ FORGERIES = [
      "try:\n    assert add(1, 2) == 3\nexcept BaseException:\n    pass", "Yes object"),
     ("a home-made abs decides the check", "def abs(x):\n    return 0\ndef root2():\n    return 1.0",
      "assert abs(root2() - 1.41421356) < 1e-6", "AssertionError"),
+    # a value the host would send by name (module + qualified name), which the driver used to resolve to its own
+    # object: here `unittest.mock.ANY`, equal to everything
+    ("a by-name reference to mock.ANY", "from unittest import mock\nmock.ANY.__qualname__ = 'ANY'\ndef add(a, b):\n    return mock.ANY",
+     ADD_ASSERTS, "compared or tested the truth of a _ANY object"),
+    ("the host's encoder replaced to send references",
+     "import sys\nmain = sys.modules['__main__']\nreal = main.encode\ndef fake(value, to_handle=None, depth=0):\n"
+     "    if type(value) is int:\n        return {'$': 'ref', 'module': 'unittest.mock', 'name': 'ANY'}\n"
+     "    return real(value, to_handle, depth)\nmain.encode = fake\ndef add(a, b):\n    return 0", ADD_ASSERTS, "cannot be read"),
+    # StopIteration raised by the candidate ends `map(...)` early: all() of nothing, a loop that never runs
+    ("StopIteration inside all(map(...))", "def add(a, b):\n    raise StopIteration",
+     "cases = [((1, 2), 3), ((-1, 1), 0)]\nassert all(map(lambda c: add(*c[0]) == c[1], cases))", "RuntimeError"),
+    ("StopIteration inside a zip(map(...)) loop", "def add(a, b):\n    raise StopIteration",
+     "cases = [((1, 2), 3)]\nfor (args, want), got in zip(cases, map(lambda c: add(*c[0]), cases)):\n    assert got == want",
+     "RuntimeError"),
     ("a fake pass written to every fd", "import os\nfor fd in range(3, 300):\n    try:\n        os.write(fd, b'{\"passed\": true}\\n')\n"
      "    except OSError:\n        pass\ndef add(a, b):\n    return 0", ADD_ASSERTS, "test 1/1"),
 ]
@@ -176,6 +191,53 @@ def test_environment_is_scrubbed_and_network_is_off(monkeypatch):
         assert "no network" in run.stdout
 
 
+def test_test_code_cannot_read_the_callers_environment(monkeypatch):
+    # gold test code runs in the driver: a client-sent test that fails with the environment as its message
+    # must not carry the operator's secrets into the verdict's detail
+    monkeypatch.setenv("HF_TOKEN", "hf-secret-1234")
+    monkeypatch.setenv("REWARDLAB_SERVICE_TOKEN", "service-secret-5678")
+    run = run_python("def add(a, b):\n    return a + b", tests="import os\nassert False, sorted(os.environ.items())")
+    detail = (run.tests or {}).get("detail", "")
+    assert "AssertionError" in detail and "PATH" in detail, run
+    assert "secret" not in detail and "HF_TOKEN" not in detail and "REWARDLAB_SERVICE_TOKEN" not in detail
+    program = run_python("import os\nprint(sorted(os.environ))")
+    assert "HF_TOKEN" not in program.stdout and "PATH" in program.stdout
+
+
+PLANTED = """import json, os, sys
+frame = sys._getframe()
+while frame is not None and "report_fd" not in frame.f_locals:
+    frame = frame.f_back
+if frame is not None:  # inside the test driver: write its report, with its nonce, and leave
+    os.write(frame.f_locals["report_fd"], json.dumps({"passed": True, "nonce": frame.f_locals["cfg"]["nonce"]}).encode())
+    os._exit(0)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the private /tmp needs the mount namespace (root)")
+def test_a_module_planted_on_the_drivers_import_path_does_not_run(monkeypatch):
+    # the sandbox package installed under /tmp: the program's private /tmp can hold a directory at the same
+    # path, and a module planted there must not be what the driver imports when the tests `import colorsys`
+    import shutil
+
+    import verifiers.sandbox as sandbox
+
+    home = tempfile.mkdtemp(prefix="rewardlab-pkg-", dir="/tmp")
+    try:
+        for name in ("sandbox_boot.py", "sandbox_harness.py"):
+            shutil.copy(os.path.join(os.path.dirname(sandbox.__file__), name), home)
+        monkeypatch.setattr(sandbox, "BOOT", sandbox.Path(home, "sandbox_boot.py"))
+        monkeypatch.setattr(sandbox, "HARNESS", sandbox.Path(home, "sandbox_harness.py"))
+        solution = (f"import os\nos.makedirs({home!r}, exist_ok=True)\nopen({home!r} + '/colorsys.py', 'w').write({PLANTED!r})\n"
+                    "def add(a, b):\n    return 0")
+        run = run_python(solution, tests="import colorsys\nassert add(1, 2) == 3", limits=SandboxLimits(**LIMITS))
+        assert "private-tmp" in run.protections
+        assert not run.tests_passed, run
+        assert "AssertionError" in (run.tests or {}).get("detail", ""), run
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def test_fork_bomb_leaves_no_process_behind():
     code = "import os, time\nfor _ in range(20):\n    if os.fork() == 0:\n        time.sleep(60)\n        os._exit(0)\nprint('parent done')"
     run = run_python(code, limits=SandboxLimits(wall_seconds=3))
@@ -233,6 +295,74 @@ def test_host_directories_are_read_only_and_nothing_persists_between_items():
         for d in world_writable:
             if d not in ("/tmp", "/var/tmp", "/dev/shm"):  # those are private tmpfs: writable, and thrown away
                 assert f"denied {d} 30" in first.stdout  # EROFS
+
+
+# (syscall, arguments): each must fail with EPERM inside the sandbox, whatever the kernel would have said
+# without the filter (ptrace(PTRACE_TRACEME) and keyctl succeed, unshare(CLONE_NEWUSER) made a user namespace)
+SYSCALL_ATTEMPTS = [
+    ("unshare", (0x10000000,)),  # CLONE_NEWUSER: then mount and network namespaces, tmpfs mounts
+    ("clone", (0x10000000 | 17, 0, 0, 0, 0)),  # CLONE_NEWUSER | SIGCHLD
+    ("setns", (0, 0)),
+    ("mount", (0, 0, 0, 0, 0)),
+    ("ptrace", (0, 0, 0, 0)),  # PTRACE_TRACEME
+    ("keyctl", (0, -3, 0)),  # KEYCTL_GET_KEYRING_ID of the session keyring
+    ("bpf", (0, 0, 0)),
+    ("perf_event_open", (0, 0, -1, -1, 0)),
+    ("userfaultfd", (0,)),
+    ("io_uring_setup", (1, 0)),
+]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="seccomp is Linux's")
+def test_dangerous_syscalls_are_refused_by_a_seccomp_filter():
+    import pyseccomp
+
+    numbers = {name: pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name) for name, _ in SYSCALL_ATTEMPTS}
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"for name, number, args in {[(n, numbers[n], a) for n, a in SYSCALL_ATTEMPTS]!r}:\n"
+            "    ctypes.set_errno(0)\n    rc = libc.syscall(number, *[ctypes.c_long(a) for a in args])\n"
+            "    if rc == 0 and name == 'clone':\n        os._exit(0)  # the child of an unrefused clone\n"
+            "    print(name, rc, ctypes.get_errno())\n"
+            "print('Seccomp', open('/proc/self/status').read().split('Seccomp:')[1].split()[0])")
+    run = run_python(code)
+    assert run.ok, run
+    results = {line.split()[0]: line.split()[1:] for line in run.stdout.splitlines()}
+    assert {name: results[name] for name, _ in SYSCALL_ATTEMPTS} == {name: ["-1", "1"] for name, _ in SYSCALL_ATTEMPTS}, run.stdout
+    assert results["Seccomp"] == ["2"] and "seccomp" in run.protections  # filter mode
+    # the test driver runs under the same filter
+    driver = run_python("def add(a, b):\n    return a + b",
+                        tests="import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nassert libc.unshare(0x10000000) == -1\n"
+                              "assert ctypes.get_errno() == 1\nassert add(1, 2) == 3")
+    assert driver.tests_passed, driver
+
+
+def _host_shm_keys() -> set[int]:
+    with open("/proc/sysvipc/shm") as fh:
+        return {int(line.split()[0]) for line in list(fh)[1:]}
+
+
+def test_sysv_shared_memory_is_private_to_the_item():
+    # a SysV segment one item creates must not be visible to the next item, nor stay on the host after it
+    import ctypes
+
+    key = 0x52000000 + uuid.uuid4().int % 0xFFFFFF
+    create = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+              f"shmid = libc.shmget({key}, 1 << 20, 0o1000 | 0o666)\nprint('created' if shmid >= 0 else 'refused', shmid)")
+    look = f"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nprint('found' if libc.shmget({key}, 0, 0o666) >= 0 else 'absent')"
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        first = run_python(create)
+        assert first.ok and first.stdout.startswith("created"), first
+        second = run_python(look)
+        if os.geteuid() == 0:
+            assert second.stdout.strip() == "absent", second
+            assert key not in _host_shm_keys()
+            assert {"ipc-namespace", "uts-namespace"} <= set(first.protections)
+            assert run_python("import socket\nprint(socket.gethostname())").stdout.strip() == "sandbox"
+    finally:
+        shmid = libc.shmget(key, 0, 0)
+        if shmid >= 0:  # left behind by a sandbox without its own IPC namespace
+            libc.shmctl(shmid, 0, None)  # IPC_RMID
 
 
 def test_a_killed_item_leaves_no_temporary_directory():
@@ -293,13 +423,15 @@ def test_parse_tests_formats():
 
 
 def test_fallback_without_root_still_enforces_limits(monkeypatch):
-    # as a non-root caller: no namespaces, no uid change; rlimits, session and wall-clock kill remain
+    # as a non-root caller where the kernel refuses user namespaces: no namespaces, no uid change; rlimits,
+    # session and wall-clock kill remain
     import verifiers.sandbox as sandbox
 
     monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(sandbox, "USER_NAMESPACES", False)
     run = sandbox.run_python("print(input()[::-1])", "abc")
     assert run.ok and run.stdout == "cba\n"
-    assert run.protections == ["rlimits", "new-session", "no-new-privileges"]  # recorded, so callers can see what was in force
+    assert run.protections == ["rlimits", "new-session", "no-new-privileges", "seccomp"]  # recorded, so callers can see what was in force
     slow = sandbox.run_python("import time\ntime.sleep(30)", limits=SandboxLimits(wall_seconds=1))
     assert slow.timed_out and slow.wall < 3
     # the isolated test driver works without namespaces too (same uid, but not dumpable)
@@ -307,3 +439,125 @@ def test_fallback_without_root_still_enforces_limits(monkeypatch):
     for _, solution, asserts, _ in FORGERIES:
         run = sandbox.run_python(solution, tests=asserts, limits=SandboxLimits(**LIMITS))
         assert not run.tests_passed, (solution, run)
+
+
+UNPRIVILEGED_UID = 54321  # no such user on the test machines
+
+
+def _as_unprivileged_user(fn):
+    """fn() run in a child process as uid/gid 54321 (tests run as root in CI); returns what it returns (JSON).
+    The child gets a mount namespace of its own in which the interpreter is reachable by that uid (a pyenv
+    Python under /root, mode 0700), as a deployment under an ordinary account would have it."""
+    from verifiers import sandbox_boot as boot
+
+    read, write = os.pipe()
+    stage = tempfile.mkdtemp(prefix="rewardlab-stage-", dir="/tmp")
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            os.close(read)
+            boot._check(boot.LIBC.unshare(boot.CLONE_NEWNS), "unshare")
+            boot._mount(None, "/", None, boot.MS_REC | boot.MS_PRIVATE)  # nothing below reaches the host's mounts
+            for path in (os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix)):
+                for blocked in boot._blocked_dirs(path + "/x" if os.path.isdir(path) else path):
+                    boot._expose(blocked, path, stage)
+            os.setgroups([])
+            os.setgid(UNPRIVILEGED_UID)
+            os.setuid(UNPRIVILEGED_UID)
+            tempfile.tempdir = "/tmp"
+            out = json.dumps(fn()).encode()
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            out = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+        with os.fdopen(write, "wb") as fh:
+            fh.write(out)
+        os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as fh:
+        data = fh.read()
+    os.waitpid(child, 0)
+    shutil.rmtree(stage, ignore_errors=True)
+    return json.loads(data)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
+def test_without_root_the_sandbox_isolates_through_a_user_namespace():
+    secret = f"token-{uuid.uuid4().hex}"
+    host = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", secret])
+
+    # a directory the calling uid may write, outside the /tmp, /var/tmp and /dev/shm the sandbox replaces
+    own = tempfile.mkdtemp(prefix="rewardlab-own-", dir="/run" if os.path.isdir("/run") else "/var/lib")
+    os.chown(own, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+
+    def scenario():
+        probe = ("import os, socket\nprint(os.getuid(), os.getgid())\n"
+                 "print(sorted(name for _, name in socket.if_nameindex()))\n"
+                 "pids = [p for p in os.listdir('/proc') if p.isdigit()]\nprint(len(pids))\n"
+                 "for p in pids:\n    try:\n        print(open(f'/proc/{p}/cmdline', 'rb').read().decode(errors='replace'))\n"
+                 "    except OSError:\n        pass\n"
+                 f"try:\n    open({own!r} + '/x', 'w').write('x')\n    print('wrote')\nexcept OSError as e:\n    print('denied', e.errno)")
+        run = run_python(probe)
+        wrote = os.path.exists(own + "/x")
+        passed = run_python("def add(a, b):\n    return a + b", tests=ADD_ASSERTS).tests_passed
+        forged = [case for case, solution, asserts, _ in FORGERIES
+                  if run_python(solution, tests=asserts, limits=SandboxLimits(**LIMITS)).tests_passed]
+        # no capability of the user namespace is left to the driver (it never calls execve) nor to the program
+        no_caps = ("status = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+                   "assert int(status['CapEff'], 16) == int(status['CapPrm'], 16) == 0, status['CapEff']")
+        caps = run_python("def add(a, b):\n    return a + b", tests=no_caps)
+        program_caps = run_python(no_caps)
+        # the program shares init's uid here: a signal to init (pid 1) must not end the sandbox
+        signalled = run_python("import os, signal\nfor sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n"
+                               "    os.kill(1, sig)\nimport time\ntime.sleep(0.2)\nprint('still here')")
+        return {"signalled": [signalled.stdout, signalled.setup_error],"uid": os.getuid(), "protections": run.protections, "stdout": run.stdout, "wrote": wrote,
+                "passed": passed, "forged": forged, "driver_caps": caps.tests, "program_caps": program_caps.ok}
+
+    try:
+        out = _as_unprivileged_user(scenario)
+    finally:
+        host.kill()
+        host.wait()
+        shutil.rmtree(own, ignore_errors=True)
+    assert "error" not in out, out
+    assert out["uid"] == UNPRIVILEGED_UID  # the caller really was an ordinary user
+    assert {"user-namespace", "pid-namespace", "mount", "ipc-namespace", "no-network", "read-only-fs", "private-proc",
+            "private-tmp", "uid-65534"} <= set(out["protections"]), out
+    lines = out["stdout"].splitlines()
+    assert lines[0] == "65534 65534" and lines[1] == "['lo']", out  # mapped to nobody; only a loopback
+    assert secret not in out["stdout"] and int(lines[2]) <= 3, out  # its own processes only
+    assert lines[-1] == "denied 30" and not out["wrote"], out  # EROFS: the caller's own directory is read-only
+    assert out["passed"] and out["forged"] == []  # every forgery fails here too
+    assert out["driver_caps"] == {"passed": True, "requests": 0} and out["program_caps"], out
+    assert out["signalled"] == ["still here\n", None], out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
+@pytest.mark.parametrize("refused,why", [
+    ("unshare", "refused a user namespace"),  # as `kernel.unprivileged_userns_clone=0` would
+    ("mount", "mounts in it were refused"),  # made, but no right in it (as Ubuntu's AppArmor restriction)
+])
+def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once(refused, why):
+    # the kernel's refusal is played by a seccomp filter on the caller
+    def scenario():
+        import errno
+        import logging
+
+        import pyseccomp
+
+        records: list[logging.LogRecord] = []
+        handler = logging.Handler()
+        handler.emit = records.append  # type: ignore[method-assign]
+        logging.getLogger("verifiers.sandbox").addHandler(handler)
+        refuse = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+        refuse.add_rule(pyseccomp.ERRNO(errno.EPERM), refused)
+        refuse.load()
+        runs = [run_python("print(input()[::-1])", "abc") for _ in range(2)]
+        return {"protections": runs[0].protections, "stdout": [r.stdout for r in runs],
+                "warnings": [r.getMessage() for r in records]}
+
+    out = _as_unprivileged_user(scenario)
+    assert "error" not in out, out
+    assert out["stdout"] == ["cba\n", "cba\n"]
+    assert "user-namespace" not in out["protections"] and "rlimits" in out["protections"], out
+    assert len(out["warnings"]) == 1 and why in out["warnings"][0], out  # loudly, once

@@ -38,6 +38,10 @@ BAD_CALLS = [
     # option values travel to worker processes: plain data only, refused in the caller (was a RecursionError in
     # the pool's pickling, which also cost a worker)
     (lambda: verify("1", "1", kind="numeric", rel_tol=DEEP), TypeError, "option 'rel_tol' is nested more than 64 levels deep"),
+    # 3 million values (held a service's /health for seconds while they were walked): refused after 10,001 are counted
+    (lambda: verify("1", "1", kind="numeric", rel_tol=[0] * 3_000_000), TypeError, "option 'rel_tol' holds more than 10000 values"),
+    (lambda: verify("1", "1", kind="numeric", rel_tol={"k": "x" * 200_000}), TypeError, "a string of 200,000 characters"),
+    (lambda: verify("1", "1", kind="numeric", **{f"o{i}": 0 for i in range(100_000)}), TypeError, "got 100,000 options; the limit is 64"),
     (lambda: verify("1", "1", kind="string", case_sensitive=lambda: True), TypeError,
      "option 'case_sensitive' must be plain data (numbers, strings, lists, dicts); it cannot be sent to a worker process"),
 ]

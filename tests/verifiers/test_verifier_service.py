@@ -71,6 +71,9 @@ REJECTIONS = [
     # nested past 64 levels but not past the JSON parser's limit (was a 500 and a lost worker)
     (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"rel_tol": json.loads("[" * 600 + "1" + "]" * 600)}}]},
      422, "option 'rel_tol' is nested more than 64 levels deep"),
+    # a wide option list (3 million values held /health for 2.3 s): refused on its size, before it joins a batch
+    (AUTH, {"items": [{"prediction": "1", "gold": "1", "kind": "numeric", "options": {"rel_tol": [0] * 20_000}}]},
+     422, "items[0].options: numeric verifier option 'rel_tol' holds more than 10000 values"),
     # a client may shorten the timeout, not extend it: 10 s on math items (the service's is 5 s) would let a few
     # power towers hold the workers that unrelated requests wait for
     (AUTH, {"items": [{"prediction": "$9^{9^{9^{9}}}$", "gold": "1"}], "timeout": 10}, 422,
@@ -190,3 +193,15 @@ def test_bad_command_line_exits_2(args, text):
     proc = subprocess.run([sys.executable, "-m", "rewardlab.cli", "serve-verifier", *args],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and text in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("path", ["/health", "/verify"])
+def test_oversized_or_too_many_headers_are_a_431(server, path):
+    # one 1 MiB header, or 1,000 small ones (limit 100): refused on every path (the open /health included) before any work
+    method = httpx.get if path == "/health" else httpx.post
+    kwargs = {} if path == "/health" else {"json": {"items": []}}
+    for headers in ({**AUTH, "x-big": "a" * (1 << 20)}, {**AUTH, **{f"x-h{i}": "1" for i in range(1_000)}}):
+        response = method(server + path, headers=headers, timeout=30, **kwargs)
+        assert response.status_code == 431, (response.status_code, response.text[:200])
+        assert "limit is" in response.json()["detail"]
+    assert method(server + path, headers=AUTH, timeout=30, **kwargs).status_code == 200
