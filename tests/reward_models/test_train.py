@@ -83,7 +83,10 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path, tiny_backbone):
 
 
 # kind -> (metric, threshold): held-out accuracy must be clearly above chance (0.5; for prm the
-# step AUROC, whose chance level is 0.5 whatever the label balance)
+# step AUROC, whose chance level is 0.5 whatever the label balance). Measured with --seed 0-4 on one
+# 2-core machine (this test is seed 0; 120 held-out rows, one standard error ~0.04):
+#   bt pairwise 0.733 0.639 0.773 0.750 0.742; quantile pairwise 0.667 0.700 0.712 0.817 0.683;
+#   prm step AUROC 0.763 0.752 0.738 0.723 0.766. Each bound is below the worst seed with a margin.
 SMOKE = {"bt": ("pairwise_accuracy", 0.6), "quantile": ("pairwise_accuracy", 0.6), "prm": ("step_auroc", 0.6)}
 
 
@@ -101,7 +104,8 @@ def test_every_kind_learns_above_chance_on_a_tiny_backbone(tmp_path, tiny_backbo
 
 @pytest.mark.slow
 def test_minilm_bt_smoke_run(tmp_path):
-    """The default backbone (the packaged MiniLM) on generated data, few steps."""
+    """The default backbone (the packaged MiniLM) on generated data, few steps. Pairwise accuracy
+    over --seed 0-4: 0.76 0.77 0.74 0.77 0.80 (bound 0.6); missing answers always 1.0."""
     cfg = TrainRMConfig(kind="bt", output=str(tmp_path / "minilm"), steps=40, batch_size=16, n_train=320, n_eval=100,
                         eval_every=40, save_every=40, lr=1e-4, warmup_steps=5, max_seq_length=64)
     result = train(cfg, progress=False)
