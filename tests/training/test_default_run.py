@@ -22,7 +22,8 @@ MIN_LIFT = 0.08
 
 
 @pytest.mark.slow
-def test_shortened_default_run_raises_heldout_accuracy(tmp_path, capsys):
+def test_shortened_default_run_raises_heldout_accuracy(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REWARDLAB_CACHE", str(tmp_path / "cache"))  # a clean cache, as a newcomer's
     out = tmp_path / "run"
     code = rewardlab(["rl", "--reward", "verifier:math", "--steps", "40", "--prompts-per-step", "32",
                       "--eval-every", "0", "--checkpoint-every", "0", "--output-dir", str(out)])
