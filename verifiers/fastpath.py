@@ -36,7 +36,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable
 
-from verifiers import _spans
+from verifiers import _forms, _spans
 from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
 from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
 from verifiers.simple_kinds import verify_choice, verify_numeric, verify_string
@@ -63,6 +63,7 @@ _FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope
 _LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$", re.ASCII)
 _LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
 _NOTHING_TO_READ_RE = re.compile(r"^[^\d$\\\[]*$")
+_BARE_ASSIGNMENT_RE = re.compile(rf"^[A-Za-z]\s*=\s*{_NUM}\.?$", re.ASCII)  # 'x = 7': one value, read alike by both paths
 _DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
 # identical-text rule: simple LaTeX the slow path surely parses the same way on both sides
 _SIMPLE_TEXT_RE = re.compile(r"^(?:[A-Za-z0-9(){}^_+\-*/=,. ]|\\(?:frac|sqrt|pi|cdot|times|infty)\b)+$")
@@ -108,6 +109,10 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     whole = parse_number(s)
     if whole is not None:  # the whole prediction is one literal, also '\\frac{a}{b}'
         return s, whole
+    if _forms.trailing_alternatives(_spans.final_answer_span(s) or "") is not None:
+        return None  # "2 or 3", "1, 2 and 3": several values, read as a set by the slow path
+    if _forms.bare_latex(s) is not None and not _BARE_ASSIGNMENT_RE.match(s):
+        return None  # a bare formula ("x = 2 or x = -3", "3\\sqrt{2}"): the slow path parses it
     n_answer = len(re.findall(r"(?i)answer", s))
     if n_answer > 1:
         return None
