@@ -40,6 +40,7 @@ _DELIMITERS = ("$", "\\(", "\\[", "\\boxed", "\\fbox")
 _UNICODE = {"≤": r" \le ", "≥": r" \ge ", "≠": r" \ne ", "∞": r"\infty ", "π": r"\pi ", "√": r"\sqrt ", "∈": r" \in ",
             "∪": r" \cup ", "∩": r" \cap ", "±": r"\pm ", "∓": r"\mp ", "°": r"^\circ ", "×": r" \times ", "·": r" \cdot ",
             "−": "-", "∅": r"\emptyset ", "ℝ": r"\mathbb{R}"}
+_ROOT_RE = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z]|\([^()]*\))")
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
 
 # words that are math in an answer: functions written without a backslash, constants, "degrees"
@@ -83,7 +84,9 @@ def is_bare(text: str) -> bool:
 
 
 def unicode_to_latex(text: str) -> str:
-    """'x ≥ 7' -> 'x  \\ge  7': the math symbols a reader types, as the LaTeX the parser reads."""
+    """'x ≥ 7' -> 'x  \\ge  7', '√20' -> '\\sqrt{20}': the math symbols a reader types, as the
+    LaTeX the parser reads."""
+    text = _ROOT_RE.sub(lambda m: "\\sqrt{" + m.group(1).strip("()") + "}", text)
     return _UNICODE_RE.sub(lambda m: _UNICODE[m.group()], text)
 
 

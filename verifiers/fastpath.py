@@ -63,7 +63,7 @@ _FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope
 _LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$", re.ASCII)
 _LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
 _NOTHING_TO_READ_RE = re.compile(r"^[^\d$\\\[]*$")
-_BARE_ASSIGNMENT_RE = re.compile(rf"^[A-Za-z]\s*=\s*{_NUM}\.?$", re.ASCII)  # 'x = 7': one value, read alike by both paths
+_BARE_ASSIGNMENT_RE = re.compile(rf"^[A-Za-z]\s*=\s*(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\.?$", re.ASCII)  # 'x = 7': one value, read alike by both paths
 _DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
 # identical-text rule: simple LaTeX the slow path surely parses the same way on both sides
 _SIMPLE_TEXT_RE = re.compile(r"^(?:[A-Za-z0-9(){}^_+\-*/=,. ]|\\(?:frac|sqrt|pi|cdot|times|infty)\b)+$")
@@ -109,14 +109,15 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     whole = parse_number(s)
     if whole is not None:  # the whole prediction is one literal, also '\\frac{a}{b}'
         return s, whole
-    if _forms.trailing_alternatives(_spans.final_answer_span(s) or "") is not None:
-        return None  # "2 or 3", "1, 2 and 3": several values, read as a set by the slow path
-    if _forms.bare_latex(s) is not None and not _BARE_ASSIGNMENT_RE.match(s):
-        return None  # a bare formula ("x = 2 or x = -3", "3\\sqrt{2}"): the slow path parses it
     n_answer = len(re.findall(r"(?i)answer", s))
     if n_answer > 1:
         return None
     m = (_ANSWER_END_RE if n_answer else _LAST_NUMBER_RE).search(s)
+    if m is not None and not n_answer:
+        if _forms.trailing_alternatives(s[s.rfind("\n") + 1:]) is not None:
+            return None  # "2 or 3", "1, 2 and 3" ending the text: several values, a set for the slow path
+        if _forms.is_bare(s) and not _BARE_ASSIGNMENT_RE.match(s) and _forms.bare_latex(s) is not None:
+            return None  # a bare formula ("x = 2 or x = -3"): the slow path parses it whole
     # only the final literal may be LaTeX: anything before it would compete in math-verify's patterns
     if m is None or _LATEX_OR_SPECIAL.search(s[: m.start(1)]):
         return None
@@ -138,9 +139,9 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> Ve
         res = verify_choice(prepared, letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
     gold_num = _gold_number(gold)
-    if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared):
-        # no digit and no LaTeX at all: math-verify extracts nothing, and a numeric gold has no
-        # text-answer fallback in the slow path
+    if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared) and _forms.bare_latex(prepared) is None:
+        # no digit and no LaTeX at all, and not a bare answer ("x", "all real numbers"): nothing
+        # is extracted, and a numeric gold has no text-answer fallback in the slow path
         return result(Verdict.NO_ANSWER, "math", start, None, gold.strip(), "no answer found in prediction")
     pred = _pred_literal(prepared)
     if pred is None:

@@ -234,18 +234,27 @@ def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     if "\\boxed" not in gold and "\\fbox" not in gold:
         plain = gold.replace("$", " ")
         dual = _dual_gold(plain)
-        reading = _forms.read(dual)
-        if reading.changed or len(reading.parts) > 1 or dual != plain:
+        reading = _answer_form(dual)
+        if reading is not None and (reading.changed or len(reading.parts) > 1 or dual != plain):
             parsed = _read_parse(reading)
             if parsed:
                 return parsed, _num_from(parsed), reading
-        if len(reading.parts) > 1 and reading.joiner == "or":
+        if reading is not None and len(reading.parts) > 1 and reading.joiner == "or":
             return [], None, None  # several answers, not all readable: never read as one of them
     has_env = any(tok in gold for tok in ("$", "\\boxed", "\\(", "\\["))
     parsed = _parse(gold if has_env else f"$${gold}$$")
     if not any(isinstance(x, (Basic, MatrixBase)) for x in parsed):
         parsed = _parse(gold)
     return parsed, _num_from(parsed), None
+
+
+def _answer_form(text: str) -> _forms.Reading | None:
+    """The form of a gold written as an answer (one line, not prose once read); None for a gold
+    that is a whole solution text, which math-verify's extraction reads."""
+    if "\n" in text.strip() or len(text) > _forms.MAX_FORM_CHARS:
+        return None
+    reading = _forms.read(text)
+    return None if _forms.is_prose(reading.latex) else reading
 
 
 _DUAL_GOLD_RE = re.compile(r"^\s*([^:]*(?:<|>|\\[lg]eq?(?:slant)?)[^:]*?)\s*:\s*([(\[][^:]*[)\]])\s*\.?\s*$")
@@ -365,7 +374,7 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
             ok = expr_equal(as_list[0], pred_exprs[0], s)
             return _verdict(ok), extracted, gold_text, "equivalent (the gold read as a list)" if ok else "not equivalent"
     pred_span = _answer_span(prediction)
-    shaped = _by_shape(gold, gold_form, gold_exprs[0], pred_span, pred_form, s)
+    shaped = _by_shape(gold, gold_form, gold_exprs[0], pred_span, pred_form, pred_exprs[0], s)
     if shaped is not None:
         ok, why = shaped
         return _verdict(ok), extracted, gold_text, why
@@ -411,7 +420,7 @@ def _description_gold(gold: str) -> frozenset | None:
 
 
 def _by_shape(gold: str, gold_form: _forms.Reading | None, gold_expr: Any, pred_span: str | None,
-              pred_form: _forms.Reading | None, s: Settings) -> tuple[bool, str] | None:
+              pred_form: _forms.Reading | None, pred_expr: Any, s: Settings) -> tuple[bool, str] | None:
     """Verdicts that need the written shape of the answers, not only their parsed values: lists of
     quantities with units, assignments against a tuple, a gold that lists a value twice, an answer
     that only names the gold's variable. None when no such rule applies."""
@@ -422,13 +431,15 @@ def _by_shape(gold: str, gold_form: _forms.Reading | None, gold_expr: Any, pred_
     if m and "," not in m.group(2) and _squash(pred_span) == _squash(m.group(1)):
         return False, "names the variable, not its value"
     pred_shape = pred_form or _forms.read(pred_span)
-    gold_shape = gold_form or _forms.read(gold_plain)
+    gold_shape = gold_form or _answer_form(gold_plain)
+    if gold_shape is None:  # a gold that is a whole solution text: its parsed answer decides
+        return None
     if len(gold_shape.units) > 1 or len(pred_shape.units) > 1:
         return _quantities_equal(gold_shape, pred_shape, s)
     if isinstance(gold_expr, sympy.FiniteSet) and len(gold_shape.parts) > len(gold_expr) and gold_shape.joiner == ",":
         if len(pred_shape.parts) != len(gold_shape.parts):  # 36, 36, 108: a repeated value counts
             return False, f"{len(pred_shape.parts)} values for the gold's {len(gold_shape.parts)}"
-    return _assignments_equal(gold_expr, gold_shape, pred_shape, s)
+    return _assignments_equal(gold_expr, pred_shape, s) or _assignments_equal(pred_expr, gold_shape, s, gold_is_tuple=False)
 
 
 def _value(latex: str) -> Any:
@@ -477,24 +488,27 @@ def _tuple_of(expr: Any) -> tuple[list | None, tuple | None]:
     return names, None
 
 
-def _assignments_equal(gold_expr: Any, gold_shape: _forms.Reading, pred_shape: _forms.Reading,
-                       s: Settings) -> tuple[bool, str] | None:
-    """'a=1, b=2' against '(a,b)=(1,2)' (values by name) or against '(1, 2)' (by position)."""
-    pairs = _assignments(pred_shape)
-    names, values = _tuple_of(gold_expr)
+def _assignments_equal(tuple_expr: Any, assigned: _forms.Reading, s: Settings,
+                       gold_is_tuple: bool = True) -> tuple[bool, str] | None:
+    """Assignments ('a=1, b=2', written on one side) against a tuple on the other: by name when
+    the tuple names its variables ('(a,b)=(1,2)'), else by the order they are written ('(1, 2)').
+    None when the pair is not one."""
+    pairs = _assignments(assigned)
+    names, values = _tuple_of(tuple_expr)
     if pairs is None or values is None or len(pairs) != len(values):
         return None
     if names is not None:
         named = {str(_value(n)): v for n, v in pairs}
         if set(named) != {str(n) for n in names}:
-            return (False, "assigns other names than the gold's") if s.strict else None
+            return (False, "assigns other names than the tuple's") if s.strict else None
         ordered = [named[str(n)] for n in names]
     else:
         ordered = [v for _, v in pairs]
     got = [_value(v) for v in ordered]
     if any(v is None for v in got):
         return None
-    ok = expr_equal(sympy.Tuple(*values), sympy.Tuple(*got), s)
+    pair = (sympy.Tuple(*values), sympy.Tuple(*got))
+    ok = expr_equal(*(pair if gold_is_tuple else pair[::-1]), s)
     return ok, "assignments equal the tuple" if ok else "assignments differ from the tuple"
 
 

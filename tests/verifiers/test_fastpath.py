@@ -179,9 +179,26 @@ def test_fast_path_table(pred, gold, expected):
     ("The final answer is 5 or 6. I hope it is correct.", "5"),  # not the plain template
     ("\\boxed{4} The final answer is 5. I hope it is correct.", "5"),  # a box competes with the template
     ("5 = 3 + 2", "5"),  # the last number is part of an expression
+    ("2 or 3", "3"),  # a hedge: the slow path reads the set {2, 3}
+    ("I think it is 2, 3 or 4.", "4"),  # the same in a sentence
+    ("x = 2 or x = -3", "-3"),  # a bare solution set, not its last number
+    ("12 apples, 25 pears, 15 plums", "15"),  # quantities: the slow path compares them element by element
 ])
 def test_fast_path_declines(pred, gold):
     assert fast_verify(pred, gold) is None  # None means: ask the slow path
+
+
+BARE = ["x = 7", "x = 3/4", "x = 855,00", "n = 1,234", "7 apples", "so we get 7", "x > 7", "7 or 8", "f(x) = 7",
+        "(7, 8)", "7, 8", "7.", "x = -7", "1,22", "all real numbers", "\\frac{7}{1}", "y = 7x"]
+
+
+@pytest.mark.parametrize("pred", BARE)
+@pytest.mark.parametrize("gold", ["7", "0.75", "855", "1234", "1.22"])
+def test_bare_answers_fast_and_slow_agree(pred, gold):
+    """Bare answers: whenever the fast path decides, the slow path (which parses them whole) agrees."""
+    fast = fast_verify(pred, gold)
+    if fast is not None:
+        assert fast.verdict is verify_math(pred, gold).verdict
 
 
 def test_other_kinds_and_options():
