@@ -248,7 +248,10 @@ def bare_latex(text: str) -> str | None:
 
 
 _NUMBER = r"-?(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?"
-_ALTERNATIVES_RE = re.compile(rf"(?:^|(?<=[\s:=]))({_NUMBER}(?:(?:\s*,\s+|\s*,?\s+(?:or|and)\s+){_NUMBER})+)\s*[.!]?\s*$", re.I)
+# joiners between alternatives: ", ", "or", "and", "and/or", with up to two words after them ("or maybe 3")
+_JOIN = r"(?:\s*,\s+|\s*,?\s+(?:or|and|and/or)\s+)(?:(?:maybe|perhaps|possibly|probably|even|also|just|else)\s+){0,2}"
+_ALTERNATIVES_RE = re.compile(rf"(?:^|(?<=[\s:=]))({_NUMBER}(?:{_JOIN}{_NUMBER})+)\s*[.!]?\s*$", re.I)
+_SPLIT_ALTERNATIVES_RE = re.compile(rf"{_JOIN}", re.I)
 
 
 def trailing_alternatives(text: str) -> str | None:
@@ -257,14 +260,14 @@ def trailing_alternatives(text: str) -> str | None:
     m = _ALTERNATIVES_RE.search(text[-MAX_FORM_CHARS:])
     if m is None:
         return None
-    values = re.split(r"\s*,?\s+(?:or|and)\s+|\s*,\s+", m.group(1), flags=re.I)
-    return ", ".join(v.replace(",", "") for v in values)
+    values = [v for v in _SPLIT_ALTERNATIVES_RE.split(m.group(1)) if v.strip()]
+    return ", ".join(v.strip().replace(",", "") for v in values)
 
 
 # ---------------------------------------------------------------- descriptions
 
 _STOP = frozenset("""all every each any the a an is are be being of for that which such there it its when whenever where with
-as many number numbers integer integers value values real must can possible positive natural whole""".split())
+as many number numbers integer integers value values""".split())  # words that carry no meaning of their own here
 _SYNONYMS = {"infinitely": "infinite", "infinity": "infinite", "solutions": "solution", "evens": "even", "odds": "odd"}
 
 

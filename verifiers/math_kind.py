@@ -454,10 +454,13 @@ def _quantities_equal(gold: _forms.Reading, pred: _forms.Reading, s: Settings) -
         return False, f"{len(pred.parts)} quantities for the gold's {len(gold.parts)}"
     pairs = list(zip(gold.parts, pred.parts))
     g_units, p_units = gold.units, pred.units
-    if (g_units and p_units and None not in g_units and None not in p_units and len(set(g_units)) == len(g_units)
-            and set(g_units) == set(p_units) and len(set(p_units)) == len(p_units)):
-        by_unit = dict(zip(p_units, pred.parts))
-        pairs = [(g, by_unit[u]) for g, u in zip(gold.parts, g_units)]
+    if g_units and p_units and None not in g_units and None not in p_units:
+        if len(set(g_units)) == len(g_units) == len(set(p_units)) and set(g_units) == set(p_units):
+            by_unit = dict(zip(p_units, pred.parts))
+            pairs = [(g, by_unit[u]) for g, u in zip(gold.parts, g_units)]
+        elif set(g_units) & set(p_units) and list(g_units) != list(p_units):
+            return False, "units differ"  # the same unit names, on other items ('12 apples, 25 apples')
+        # disjoint names ('hr' against 'hours'): the values in order
     for g, p in pairs:
         gv, pv = _value(g), _value(p)
         if gv is None or pv is None or not expr_equal(gv, pv, s):

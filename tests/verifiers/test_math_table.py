@@ -384,6 +384,8 @@ CASES = [
     ("x = 2 or x = -3 or x = 5", "$-3, 2$", NO),  # an extra element
     ("2 or 3", "3", NO),  # a hedge between two values
     ("I think it is 2 or 3.", "3", NO),  # the same hedge in a sentence (was read as 3)
+    ("It is 2, or possibly 3", "3", NO),  # a hedge with a filler word
+    ("2 and/or 3", "3", NO),  # and/or
     ("The answer is 2 or 3.", "3", NO),  # ... after "The answer is"
     (r"\boxed{2 \text{ or } 3}", "3", NO),  # ... in a box
     (r"\emptyset", "$-3, 2$", NO),  # the empty set
@@ -399,6 +401,10 @@ CASES = [
     ("a=1, c=2", "$(a,b)=(1,2)$", NO),  # another name
     ("x = 6, y = 5", "(6,5)", OK),  # an unnamed gold: by position
     ("x = 5, y = 6", "(6,5)", NO),  # by position, swapped
+    ("(3, -1)", "a = 3, b = -1", OK),  # a tuple against assignments written in order
+    ("(-1, 3)", "a = 3, b = -1", NO),  # reversed (was correct: compared as sets of values)
+    ("$(x, y) = (3, 4)$", "x = 3, y = 4", OK),  # a named tuple against the assignments
+    ("$(x, y) = (4, 3)$", "x = 3, y = 4", NO),  # named, values swapped (was correct)
     # ---- quantities with units or words: element by element, never by the first number
     ("12 apples, 25 pears, 15 plums", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", OK),  # plain words against \text units (was "numbers differ")
     ("25 pears, 12 apples, 15 plums", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", OK),  # paired by unit
@@ -408,6 +414,8 @@ CASES = [
     (r"$12 \text{ apples}, 30 \text{ pears}$", r"12 \text{ apples}, 25 \text{ pears}", NO),  # only the first count matches
     ("12, 25, 15", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", OK),  # the counts alone, in order
     ("12", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", NO),  # the first count alone
+    ("12 apples, 25 apples", r"12 \text{ apples}, 25 \text{ pears}", NO),  # the right counts on the wrong units
+    ("30 miles per hour, 40 miles per hour", r"30 \mathrm{mph}, 40 \mathrm{mph}", OK),  # units named another way: in order
     # ---- degrees and radians, where the gold writes ^\circ or \pi
     (r"\pi/3", r"$60^\circ$", OK),  # radians for a gold in degrees (was no_answer)
     (r"\pi/6", r"$60^\circ$", NO),  # another angle
@@ -423,6 +431,7 @@ CASES = [
     ("n is even or odd", "$n$ is even", NO),  # a description that names the gold as one option
     ("n", "$n$ is even", NO),  # the gold's variable alone
     ("even", "$n$ is even", NO),  # a word of it alone
+    ("all positive negative n", "all negative $n$", NO),  # an extra qualifier is not ignored
     ("infinitely many solutions", "Infinite number of solutions", OK),  # same words, other forms
     ("no solutions", "Infinite number of solutions", NO),  # the opposite
     # ---- other forms
