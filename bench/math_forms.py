@@ -127,13 +127,14 @@ def run_hybrid(rows: list[dict]) -> dict:
         seconds = time.perf_counter() - start
         requests = srv.control.requests
     verdicts = list(fn.verifier.last_verdicts)
-    rule_right = sum(v == "correct" and lab for v, lab in zip(verdicts, labels))
-    rule_wrong_rejected = sum(v != "correct" and not lab for v, lab in zip(verdicts, labels))
-    hybrid_right = sum(r == 1.0 and lab for r, lab in zip(rewards, labels))
-    hybrid_fp = sum(r == 1.0 and not lab for r, lab in zip(rewards, labels))
-    return {"items": len(preds), "rule_decides_right": rule_right, "rule_rejects_wrong": rule_wrong_rejected,
-            "judge_asked": int(fn.last_metrics["judge_asked"]), "judge_yes": int(fn.last_metrics["judge_yes"]),
-            "hybrid_right": hybrid_right, "hybrid_false_positives": hybrid_fp, "requests": requests, "seconds": seconds}
+    asked = [v in ("incorrect", "no_answer") for v in verdicts]
+    yes = [a and r == 1.0 for a, r in zip(asked, rewards)]
+    return {"items": len(preds), "rule_accepts_right": sum(v == "correct" and lab for v, lab in zip(verdicts, labels)),
+            "rule_accepts_wrong": sum(v == "correct" and not lab for v, lab in zip(verdicts, labels)),
+            "judge_asked": sum(asked), "judge_asked_right": sum(a and lab for a, lab in zip(asked, labels)),
+            "judge_yes_right": sum(y and lab for y, lab in zip(yes, labels)),
+            "judge_yes_wrong": sum(y and not lab for y, lab in zip(yes, labels)),
+            "requests": requests, "seconds": seconds}
 
 
 # --------------------------------------------------------------------------- report
@@ -187,11 +188,17 @@ def main(argv: list[str] | None = None) -> int:
         hy = run_hybrid(rows)
         n = hy["items"]
         print(f"\nhybrid:math with the scripted judge (bare answers, {n} items: {len(rows)} right, {len(rows)} wrong)")
-        print(f"  the rule alone decides {hy['rule_decides_right'] + hy['rule_rejects_wrong']} of {n}: "
-              f"{hy['rule_decides_right']} right answers accepted, {hy['rule_rejects_wrong']} wrong answers rejected")
-        print(f"  asked the judge about {hy['judge_asked']} ({hy['judge_asked'] / n:.1%}); it said yes to {hy['judge_yes']}")
-        print(f"  hybrid: {hy['hybrid_right']} right answers accepted, {hy['hybrid_false_positives']} false positives")
-        print(f"  cost: {hy['requests']} requests, {hy['seconds']:.2f} s in all (scripted judge, no model latency)")
+        right, wrong = len(rows), len(rows)
+        print(f"  the rule alone: accepts {hy['rule_accepts_right']}/{right} right answers and {hy['rule_accepts_wrong']}/{wrong} wrong ones;"
+              f" it decides {n - hy['judge_asked']}/{n} items ({(n - hy['judge_asked']) / n:.1%}) without a judge")
+        print(f"  the judge is asked about {hy['judge_asked']} items ({hy['judge_asked'] / n:.1%}): "
+              f"{hy['judge_asked_right']} right answers the rule rejected and {hy['judge_asked'] - hy['judge_asked_right']} wrong ones")
+        print(f"  the scripted judge says yes to {hy['judge_yes_right']} of those right answers (recall "
+              f"{hy['rule_accepts_right'] / right:.1%} -> {(hy['rule_accepts_right'] + hy['judge_yes_right']) / right:.1%})"
+              f" and to {hy['judge_yes_wrong']} wrong ones (false positives {hy['rule_accepts_wrong']} -> "
+              f"{hy['rule_accepts_wrong'] + hy['judge_yes_wrong']})")
+        print(f"  cost: {hy['requests']} judge requests for {n} items, {hy['seconds']:.2f} s in all "
+              f"(a scripted judge on 127.0.0.1: no model latency or token cost)")
         record["hybrid"] = hy
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

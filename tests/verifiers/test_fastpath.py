@@ -192,8 +192,15 @@ BARE = ["x = 7", "x = 3/4", "x = 855,00", "n = 1,234", "7 apples", "so we get 7"
         "(7, 8)", "7, 8", "7.", "x = -7", "1,22", "all real numbers", "\\frac{7}{1}", "y = 7x"]
 
 
+BARE += ["x = 13 or x = -9", "x = -9 and x = 13", "13, -9", "x = 13 or y = -9", "13 or 13", "x = 13", "p=3, q=12", "q=12, p=3",
+         "p=12, q=3", "a=3, b=12", "P=3, Q=12", "x=6, y=5", "x=5, y=6", "p = 3/2, q = 12", "p=3, q=12, r=1", "x = 0.5 or x = 13",
+         "x > 7", "x < 7", "x \\ge 7", "x \\geq 7", "7 < x", "7 \\le x", "x >= 7", "x > 6", "x > -7", "y \\le 7", "x > \\frac{7}{1}"]
+
+
 @pytest.mark.parametrize("pred", BARE)
-@pytest.mark.parametrize("gold", ["7", "0.75", "855", "1234", "1.22"])
+@pytest.mark.parametrize("gold", ["7", "0.75", "855", "1234", "1.22", "-9, 13", "$-9, 13$", "(p,q)=(3,12)", "(6,5)", "(5,6)",
+                                  "13, 13, -9", "-9, 13, 0", "(7,\\infty)", "[7, +\\infty)", "(-\\infty, 7)", "(-\\infty,7]",
+                                  "$(7, \\infty)$", "\\left(7, \\infty\\right)", "(7,\\infty]"])
 def test_bare_answers_fast_and_slow_agree(pred, gold):
     """Bare answers: whenever the fast path decides, the slow path (which parses them whole) agrees."""
     fast = fast_verify(pred, gold)
