@@ -12,9 +12,13 @@ math-verify's `verify` (gold first, as its asymmetric rules expect), with the sa
   values are compared, not only sets of numbers. Inside a set of points, "(7, 11)" is the point,
   although alone it reads as the open interval;
 - both sides assignments to the same name (n = 1, 2, 3; D = (0, 1)): the values are compared;
-- a relation in one variable against a set (-2 <= x <= 7 against [-2, 7]): compared as the set the
-  relation describes, always when the set is the prediction, and when the set is the gold only with
-  `relation_as_set` (math-verify's `allow_set_relation_comp`, off by default there too);
+- two definitions of the same function up to renaming of its variables (f(t) = t^2 + 1 against
+  f(x) = x^2 + 1), or the gold's right side alone in the gold's variables;
+- a condition in one variable (an inequality, x != a, and their and / or) against a set: compared
+  as the set it describes, always when the set is the prediction; when the set is the gold, always
+  for a set that cannot be read as a point ((7, oo), [1/2, 8], a union), and for a membership
+  gold (x in [-2, 7]) or an open pair of finite ends (a, b) only with `relation_as_set`
+  (math-verify's `allow_set_relation_comp`, off by default there too);
 - two linear equations: proportional; two polynomials with rational coefficients: by expansion.
 A value that is undefined (a division by zero: "12:00" read as the ratio 12/0) is compared by its
 written text in `verifiers.math_kind`, never here (zoo == zoo made 1:00 equal 12:00).

@@ -29,7 +29,17 @@ What changes compared with calling `math_verify.parse` + `math_verify.verify` di
   followed by a sentence's period ("3/4.") stays exact;
 - 'i' is tried as the imaginary unit when the plain comparison fails (i^2 = -1, 1/i = -i);
 - two answers stated as separate boxes ("\\boxed{41}, \\boxed{42}") are a set, as in
-  math-verify: a hedge does not match a single gold;
+  math-verify: a hedge does not match a single gold; so is plain text ending in several numbers
+  joined by "or" / "and" / ", " ("I think it is 2 or 3");
+- an answer written alone (a bare prediction, the only box, one formula) is read through
+  `verifiers._forms`: bare LaTeX is parsed (never an empty answer unless it is prose), "x = 2 or
+  x = -3" is one solution set, "12 apples, 25 pears" are quantities compared element by element,
+  words for sets, set-builder notation, e-notation and \\pm inside tuples are rewritten; golds
+  written as answers get the same reading;
+- answers that need their written shape: assignments against a tuple (by name when the tuple
+  names its variables), a gold that lists a value twice, an answer that only names the gold's
+  variable ("M" for "M = m"), descriptions in words ("All even n" for "$n$ is even", by content
+  words), degrees against radians where the gold writes ^\\circ or \\pi;
 - no signal-based timeouts: `parsing_timeout=None`, `timeout_seconds=None`; the runtime kills a
   worker that runs past its wall-clock limit.
 Gold is always passed first to math-verify (`verify(gold, target)`), as its asymmetric rules expect.
