@@ -12,7 +12,11 @@ For `math` it decides:
   of a plain-text prediction, with the same numeric rule as the slow path (`_numbers.numbers_match`);
 - a multiple-choice gold ("B", "(B)", "\\boxed{B}") through the pure-Python `choice` kind, as the
   slow path does;
-- a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only).
+- a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only);
+- a bare answer made of exact literals (`_fast_bare`): a bound against a half-line ("x > 7" for
+  "(7, \\infty)"), a solution set ("x = 13 or x = -9" for "-9, 13"), assignments against a tuple.
+  A bare formula otherwise ("3\\sqrt{2}", "x = 2 or x = -3" against a number) and plain text ending
+  in a hedge ("2 or 3") are left to the slow path, which reads them whole.
 Anything else (percent, currency, units, "final answer is ... I hope", several boxes, LaTeX
 environments around text, ...) returns None. A generated equivalence test keeps this in agreement
 with the slow path.

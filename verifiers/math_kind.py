@@ -160,7 +160,8 @@ def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, 
     An answer written alone (a bare prediction, the only \\boxed{}, a prediction that is one
     formula) is read by `_forms.read` when that changes something ("x = 2 or x = -3", units, words
     for sets, \\pm in a tuple); a bare prediction that is not prose is always read that way (it is
-    the answer itself: "3\\sqrt{2}", "f(x) = \\frac{2}{x}"), never as an empty answer.
+    the answer itself: "3\\sqrt{2}", "f(x) = \\frac{2}{x}"), never as an empty answer. Plain text
+    that ends in several numbers joined by "or" / "and" / ", " is the set of them (a hedge).
     In plain text (no LaTeX markers), math-verify's plain-expression pattern reads a final "5t" as
     5, dropping the letter; a final number glued to one letter is a variable answer (see the
     module docstring), so it is read as LaTeX, the way a gold "5t" is.
