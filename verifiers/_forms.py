@@ -12,7 +12,9 @@ parses what these functions return; the comparisons stay in `verifiers._math_com
   `\\text{ or }`, `\\quad`), whether they were joined by "and" (for inequalities: the
   intersection) or "or" (the union), and the unit words after each value ("12 apples" -> 12,
   'apple'). Words for sets ("all real numbers", "no solution") become `\\mathbb{R}` / `\\emptyset`,
-  "145 degrees" becomes `145^\\circ`, a set-builder `\\{x \\mid x > 5\\}` its condition, a number in
+  "145 degrees" becomes `145^\\circ`, "twelve" 12, "infinity" `\\infty`, "1 1/2" a mixed number,
+  "sqrt(2)" `\\sqrt{2}`, a remark in parentheses after the value is dropped, a `cases` environment
+  is the list of its rows, a set-builder `\\{x \\mid x > 5\\}` its condition, a number in
   e-notation (4.5e33) `4.5\\times 10^{33}`, and a tuple with `\\pm` the tuples of its sign choices.
 - `description_key(text)`: an answer in words ("All even n", "$n$ is even") as the set of its
   content words, for comparing descriptions; None when it is not one.
@@ -44,7 +46,7 @@ _ROOT_RE = re.compile(r"√\s*(\d+(?:\.\d+)?|[A-Za-z]|\([^()]*\))")
 _UNICODE_RE = re.compile("|".join(map(re.escape, _UNICODE)))
 
 # words that are math in an answer: functions written without a backslash, constants, "degrees"
-FUNCTION_WORDS = frozenset("""sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh log ln lg exp sqrt max min gcd lcm
+FUNCTION_WORDS = frozenset("""sin cos tan cot csc arcsin arccos arctan sinh cosh tanh log ln lg exp sqrt max min gcd lcm
 det mod lim floor ceil infty inf pi deg""".split())
 # short English words that never stand for a product of variables in an answer
 SHORT_WORDS = frozenset("""is it so we the of to in on at by be as if no not are was for all any get got has had let can but its our
@@ -73,6 +75,12 @@ _PM_RE = re.compile(r"\\(pm|mp)(?![A-Za-z])")
 _DECIMAL_COMMA_RE = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,.])")
 _THOUSANDS_IN_TEXT_RE = re.compile(r"(?<![\d,.])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")
 _THOUSANDS_RE = re.compile(r"^\s*(?:\\\$\s*)?-?\d{1,3}(?:,(?:\\!\s*)?\d{3})+(?:\.\d+)?\s*$")
+_CASES_RE = re.compile(r"\\begin\{cases\}(.*?)\\end\{cases\}", re.S)
+_REMARK_RE = re.compile(r"\s*(?:\((?=[^()]*[A-Za-z]{4})[A-Za-z ,'-]+\)|\\text\s*\{\s*\((?=[^()]*[A-Za-z]{4})[A-Za-z ,'-]+\)\s*\})\s*$")
+_INFINITY_WORD_RE = re.compile(r"^(?:(?:positive|plus|negative|minus)\s+|[-+]\s*)?infinity$", re.I)
+_MIXED_RE = re.compile(r"^(-?\d+)\s+(\d+)\s*/\s*(\d+)$")
+_PLAIN_SQRT_RE = re.compile(r"(?<![\\A-Za-z])sqrt\s*\(([^()]*)\)")
+_PLAIN_FUNCTION_RE = re.compile(r"(?<![\\A-Za-z])(?:(sin|cos|tan|cot|sec|csc|ln|log|exp|arcsin|arccos|arctan)(?=\s*\()|(pi)(?![A-Za-z]))")
 _DEGREE_MARK_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\bdegrees?\b|\\degree", re.I)
 
 
@@ -180,8 +188,50 @@ def _rewrite(part: str) -> str:
     m = _SET_BUILDER_RE.match(part)
     if m and _RELATION_RE.search(m.group(2)) and "\\in" not in m.group(2) and "," not in m.group(2):
         return m.group(2)  # {x | x > 5} -> x > 5: the set the condition describes
+    part = _REMARK_RE.sub("", part).strip()  # 'x = 3 (double root)': a remark, not part of the value
+    number = number_from_words(part)
+    if number is not None:
+        return number  # 'twelve' -> '12'
+    if _INFINITY_WORD_RE.match(part):
+        return ("-" if part.lstrip().startswith(("-", "neg", "minus")) else "") + "\\infty"
+    m = _MIXED_RE.match(part)
+    if m:  # '1 1/2' in plain text is a mixed number
+        return f"{m.group(1)}\\frac{{{m.group(2)}}}{{{m.group(3)}}}"
+    part = _PLAIN_SQRT_RE.sub(r"\\sqrt{\1}", part)  # 'sqrt(2)' -> '\\sqrt{2}'
+    part = _PLAIN_FUNCTION_RE.sub(lambda m: "\\" + (m.group(1) or m.group(2)), part)  # 'sin(x)' -> '\\sin(x)', 'pi' -> '\\pi'
     part = _DEGREES_RE.sub(r"\1^\\circ", part)
     return _E_NOTATION_RE.sub(r"\1\\times 10^{\2}", part)
+
+
+_NUMBER_WORDS = {w: i for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve thirteen
+fourteen fifteen sixteen seventeen eighteen nineteen""".split())}
+_TENS_WORDS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+
+
+def number_from_words(text: str) -> str | None:
+    """'twelve' -> '12', 'twenty-five' -> '25', 'one hundred and five' -> '105', 'a thousand' ->
+    '1000': an answer that is a whole number in English words (up to 999,999); None otherwise."""
+    words = re.split(r"[\s-]+", text.strip().lower().replace(" and ", " "))
+    if not words or not all(w in _NUMBER_WORDS or w in _TENS_WORDS or w in ("hundred", "thousand", "a") for w in words):
+        return None
+    if words[0] == "a":
+        if len(words) < 2 or words[1] not in ("hundred", "thousand"):
+            return None  # 'a' alone is a variable
+        words[0] = "one"
+    total, current, seen = 0, 0, False
+    for w in words:
+        if w in _NUMBER_WORDS:
+            current += _NUMBER_WORDS[w]
+        elif w in _TENS_WORDS:
+            current += _TENS_WORDS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w == "thousand":
+            total, current = total + max(current, 1) * 1000, 0
+        else:
+            return None  # 'a' after the first word
+        seen = True
+    return str(total + current) if seen else None
 
 
 def _sign_choices(part: str) -> list[str]:
@@ -203,7 +253,8 @@ def _sign_choices(part: str) -> list[str]:
 
 def read(latex: str) -> Reading:
     """The shape of an answer written in LaTeX or plain math (see the module docstring)."""
-    text = unicode_to_latex(latex.strip())
+    text = _CASES_RE.sub(lambda m: ", ".join(r.replace("&", " ").strip() for r in re.split(r"\\\\", m.group(1)) if r.strip()),
+                         unicode_to_latex(latex.strip()))
     if len(text) > MAX_FORM_CHARS or ";" in text and "," in text:
         return Reading(text, (text,), "", ())  # "p=5,q=2;p=7,q=2": groups of a solution set, read by the parser
     split = split_top(text)

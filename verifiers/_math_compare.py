@@ -177,6 +177,11 @@ def _container_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
         return _sets_equal(_points(gold.args), _points(pred.args), s)
     if isinstance(gold, MatrixBase) and isinstance(pred, MatrixBase) and gold.shape == pred.shape:
         pairs = list(zip(gold, pred))
+    elif _vector_and_tuple(gold, pred) or _vector_and_tuple(pred, gold):
+        # a column (or row) vector written as a tuple: (1, 2) for (1, 2)^T, entry by entry
+        vector, entries = (gold, pred) if isinstance(gold, MatrixBase) else (pred, gold)
+        values = _pair_entries(entries)
+        return all(expr_equal(*((v, e) if vector is gold else (e, v)), s) for v, e in zip(vector, values))
     elif isinstance(gold, sympy.Interval) and isinstance(pred, sympy.Interval):
         if (gold.left_open, gold.right_open) != (pred.left_open, pred.right_open):
             return None
@@ -186,6 +191,20 @@ def _container_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
     if all(numeric_value(g) is not None and numeric_value(p) is not None for g, p in pairs):
         return all(_numbers_equal(g, p, s) for g, p in pairs)
     return None  # symbolic entries: math-verify compares matrices and intervals as a whole
+
+
+def _pair_entries(expr: Any) -> tuple:
+    """The entries of a tuple, or of (a, b) read as an open interval."""
+    return tuple(expr.args) if isinstance(expr, sympy.Tuple) else (expr.start, expr.end)
+
+
+def _vector_and_tuple(vector: Any, other: Any) -> bool:
+    if not isinstance(vector, MatrixBase) or 1 not in vector.shape:
+        return False
+    if isinstance(other, sympy.Tuple):
+        return len(other) == len(vector)
+    return (isinstance(other, sympy.Interval) and other.left_open and other.right_open and len(vector) == 2
+            and other.start.is_finite and other.end.is_finite)
 
 
 def _sets_equal(golds: list, preds: list, s: Settings) -> bool:

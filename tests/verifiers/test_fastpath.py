@@ -194,7 +194,8 @@ BARE = ["x = 7", "x = 3/4", "x = 855,00", "n = 1,234", "7 apples", "so we get 7"
 
 BARE += ["x = 13 or x = -9", "x = -9 and x = 13", "13, -9", "x = 13 or y = -9", "13 or 13", "x = 13", "p=3, q=12", "q=12, p=3",
          "p=12, q=3", "a=3, b=12", "P=3, Q=12", "x=6, y=5", "x=5, y=6", "p = 3/2, q = 12", "p=3, q=12, r=1", "x = 0.5 or x = 13",
-         "x > 7", "x < 7", "x \\ge 7", "x \\geq 7", "7 < x", "7 \\le x", "x >= 7", "x > 6", "x > -7", "y \\le 7", "x > \\frac{7}{1}"]
+         "x > 7", "x < 7", "x \\ge 7", "x \\geq 7", "7 < x", "7 \\le x", "x >= 7", "x > 6", "x > -7", "y \\le 7", "x > \\frac{7}{1}",
+         "seven", "1 1/2", "x = 7 (double root)", "infinity", "2 sqrt(2)", "7 sec", "a"]
 
 
 @pytest.mark.parametrize("pred", BARE)

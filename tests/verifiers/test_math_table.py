@@ -441,6 +441,22 @@ CASES = [
     ("x=1 or x=-2", "-2,1", OK),  # a plain gold '-2,1' is also the list -2, 1
     ("x=1 or x=2", "-2,1", NO),  # ... with the sign right
     ("-2.1", "-2,1", OK),  # ... and still the decimal -2.1
+    ("twelve", "12", OK),  # a number in words (was no_answer)
+    ("eleven", "12", NO),  # another number in words
+    ("a", "1", NO),  # a variable, not "a" as in "a hundred"
+    ("infinity", r"\infty", OK),  # the word
+    ("-infinity", r"\infty", NO),  # the other end
+    ("x = 3 (double root)", "3", OK),  # a remark in parentheses after the value
+    ("x = 2 (double root)", "3", NO),  # ... with another value
+    ("2 sqrt(2)", r"2\sqrt{2}", OK),  # a function written as plain text
+    ("2 sqrt(3)", r"2\sqrt{2}", NO),  # ... another radicand
+    ("1 1/2", r"\frac{3}{2}", OK),  # a mixed number in plain text
+    ("1 1/3", r"\frac{3}{2}", NO),  # ... another one
+    (r"\begin{cases} x = 2 \\ y = 3 \end{cases}", "x=2, y=3", OK),  # a system's solution as cases
+    (r"\begin{cases} x = 3 \\ y = 2 \end{cases}", "x=2, y=3", NO),  # ... swapped
+    ("(1, 2)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", OK),  # a column vector written as a tuple
+    ("(2, 1)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", NO),  # ... reversed
+    ("(1, 2, 3)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", NO),  # ... another length
     # ---- bad gold
     ("5", "", BG),  # empty gold
     ("5", "???", BG),  # gold without any math
