@@ -76,7 +76,8 @@ _DECIMAL_COMMA_RE = re.compile(r"(?<![\d,.])(\d+),(\d+)(?![\d,.])")
 _THOUSANDS_IN_TEXT_RE = re.compile(r"(?<![\d,.])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")
 _THOUSANDS_RE = re.compile(r"^\s*(?:\\\$\s*)?-?\d{1,3}(?:,(?:\\!\s*)?\d{3})+(?:\.\d+)?\s*$")
 _CASES_RE = re.compile(r"\\begin\{cases\}(.*?)\\end\{cases\}", re.S)
-_REMARK_RE = re.compile(r"\s*(?:\((?=[^()]*[A-Za-z]{4})[A-Za-z ,'-]+\)|\\text\s*\{\s*\((?=[^()]*[A-Za-z]{4})[A-Za-z ,'-]+\)\s*\})\s*$")
+_REMARK_RE = re.compile(r"\s*(?:\((?=[^()]*[A-Za-z]{4})(?![^()]*\b(?:or|either|maybe|perhaps|possibly|not)\b)[A-Za-z ,'-]+\)"
+                        r"|\\text\s*\{\s*\((?=[^()]*[A-Za-z]{4})(?![^()]*\b(?:or|either|maybe|perhaps|possibly|not)\b)[A-Za-z ,'-]+\)\s*\})\s*$", re.I)
 _INFINITY_WORD_RE = re.compile(r"^(?:(?:positive|plus|negative|minus)\s+|[-+]\s*)?infinity$", re.I)
 _MIXED_RE = re.compile(r"^(-?\d+)\s+(\d+)\s*/\s*(\d+)$")
 _PLAIN_SQRT_RE = re.compile(r"(?<![\\A-Za-z])sqrt\s*\(([^()]*)\)")
@@ -298,21 +299,37 @@ def bare_latex(text: str) -> str | None:
     return None if reading is None else reading.latex
 
 
-_NUMBER = r"-?(?:[1-9]\d{0,2}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?"
-# joiners between alternatives: ", ", "or", "and", "and/or", with up to two words after them ("or maybe 3")
-_JOIN = r"(?:\s*,\s+|\s*,?\s+(?:or|and|and/or)\s+)(?:(?:maybe|perhaps|possibly|probably|even|also|just|else)\s+){0,2}"
+_WORD_NUMBER = r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)"
+_NUMBER = rf"(?:-?(?:[1-9]\d{{0,2}}(?:,\d{{3}})+|\d+)(?:\.\d+)?(?:/\d+)?|{_WORD_NUMBER}\b)"
+# joiners between alternatives: ", ", "or", "and", "and/or", "(or", with up to two words after them ("or maybe 3")
+_HEDGE_WORDS = r"(?:maybe|perhaps|possibly|probably|even|also|just|else)"
+_JOIN = rf"(?:\s*,\s+|\s*,?\s+(?:or|and|and/or)\s+)(?:{_HEDGE_WORDS}\s+){{0,2}}"
 _ALTERNATIVES_RE = re.compile(rf"(?:^|(?<=[\s:=]))({_NUMBER}(?:{_JOIN}{_NUMBER})+)\s*[.!]?\s*$", re.I)
-_SPLIT_ALTERNATIVES_RE = re.compile(rf"{_JOIN}", re.I)
+# '3 (or 4)', '3 (maybe four)': a second value in parentheses after the first
+_PAREN_JOIN = rf"\s*\(\s*(?:(?:or|and/or)\s+|(?={_HEDGE_WORDS}\s))(?:{_HEDGE_WORDS}\s+){{0,2}}"
+_PAREN_ALTERNATIVE_RE = re.compile(rf"(?:^|(?<=[\s:=]))({_NUMBER}{_PAREN_JOIN}{_NUMBER})\s*\)\s*[.!]?\s*$", re.I)
+_SPLIT_ALTERNATIVES_RE = re.compile(rf"{_PAREN_JOIN}|{_JOIN}", re.I)
 
 
 def trailing_alternatives(text: str) -> str | None:
-    """'so it is 2 or 3.' -> '2, 3': plain text that ends with several numbers joined by "or",
-    "and" or ", " states them all (a hedge is a set, never its last number). None otherwise."""
-    m = _ALTERNATIVES_RE.search(text[-MAX_FORM_CHARS:])
+    """'so it is 2 or 3.' -> '2, 3': text that ends with several numbers joined by "or", "and" or
+    ", " states them all (a hedge is a set, never its last number); math delimiters and \\text{}
+    are read through ('$3$ (or maybe $4$)'). None otherwise."""
+    text = text[-MAX_FORM_CHARS:]
+    if any(d in text for d in ("$", "\\(", "\\[", "\\text", "\\mathrm")):
+        # with math in it, the alternatives must be joined in words outside the formulas: a comma
+        # inside one formula ('$m = 1, 2, 3$') is the formula's own list, read by the parser
+        prose = " ".join(re.findall(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", text))
+        prose += " " + re.sub(r"\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", " ", text)
+        if not re.search(r"\b(?:or|and|maybe|perhaps|possibly)\b", prose, re.I):
+            return None
+        text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", text)
+        text = re.sub(r"\$+|\\[()\[\]]", " ", text)
+    m = _ALTERNATIVES_RE.search(text) or _PAREN_ALTERNATIVE_RE.search(text)
     if m is None:
         return None
-    values = [v for v in _SPLIT_ALTERNATIVES_RE.split(m.group(1)) if v.strip()]
-    return ", ".join(v.strip().replace(",", "") for v in values)
+    values = [v.strip() for v in _SPLIT_ALTERNATIVES_RE.split(m.group(1)) if v.strip()]
+    return ", ".join(number_from_words(v) or v.replace(",", "") for v in values)
 
 
 # ---------------------------------------------------------------- descriptions

@@ -176,18 +176,31 @@ def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, 
                 return parsed, reading
     if latex_only:
         return _parse(prediction, LATEX_ONLY), None
+    hedge = _forms.trailing_alternatives(_hedge_span(prediction))
+    if hedge is not None:  # "I think it is 2 or 3", "$3$ (or maybe $4$)": the set of both, never one of them
+        parsed = _parse(f"${hedge}$", LATEX_ONLY)
+        if parsed:
+            return parsed, None
     if not any(marker in prediction for marker in _LATEX_MARKERS):
-        hedge = _forms.trailing_alternatives(_spans.final_answer_span(prediction) or "")
-        if hedge is not None:  # "I think it is 2 or 3": the set of both, never the last number
-            parsed = _parse(f"${hedge}$", LATEX_ONLY)
-            if parsed:
-                return parsed, None
         glued = _GLUED_TAIL_RE.search(_spans.final_answer_span(prediction) or "")
         if glued:
             parsed = _parse(f"${glued.group(1)}$")
             if parsed:
                 return parsed, None
     return _parse(prediction), None
+
+
+def _hedge_span(prediction: str) -> str:
+    """Where a hedge is looked for: the final answer span of plain text; with LaTeX, the only box's
+    content or the last line as written (math delimiters kept, so that a list inside one formula,
+    '$n = 1, 2, 3$', is not taken for alternatives)."""
+    if not any(marker in prediction for marker in _LATEX_MARKERS):
+        return _spans.final_answer_span(prediction) or ""
+    boxes = _spans.boxed_contents(prediction)
+    if boxes:
+        return boxes[-1] if len(boxes) == 1 else ""
+    lines = [line for line in prediction.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def _answer_span(prediction: str) -> str | None:

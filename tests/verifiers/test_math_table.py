@@ -386,6 +386,10 @@ CASES = [
     ("I think it is 2 or 3.", "3", NO),  # the same hedge in a sentence (was read as 3)
     ("It is 2, or possibly 3", "3", NO),  # a hedge with a filler word
     ("2 and/or 3", "3", NO),  # and/or
+    ("3 (or four)", "3", NO),  # a second value in parentheses, in words
+    (r"\boxed{3 \text{ (or 4)}}", "3", NO),  # ... inside the box
+    ("The answer is $3$ (or maybe $4$).", "3", NO),  # ... between formulas
+    ("The roots are $1$ and $2$.", r"\{1,2\}", OK),  # values joined in words between formulas: the set
     ("The answer is 2 or 3.", "3", NO),  # ... after "The answer is"
     (r"\boxed{2 \text{ or } 3}", "3", NO),  # ... in a box
     (r"\emptyset", "$-3, 2$", NO),  # the empty set
