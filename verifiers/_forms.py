@@ -1,6 +1,7 @@
 """Answer forms: how a reader reads an answer written without delimiters, or in words, as LaTeX.
 
-Pure Python (re), linear in the text: importing this never imports sympy. `verifiers.math_kind`
+Pure Python (re), bounded work: an answer longer than MAX_FORM_CHARS is never rewritten, and
+importing this never imports sympy. `verifiers.math_kind`
 parses what these functions return; the comparisons stay in `verifiers._math_compare`.
 
 - `bare_latex(text)`: a prediction with no `$`, `\\(`, `\\boxed`, "answer is" ("3\\sqrt{2}",
