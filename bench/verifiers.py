@@ -6,7 +6,9 @@
 
 The batch is realistic for RL scoring: prompts with 8 completions each (the gold repeats), mostly
 simple final answers (integers, separators, fractions, decimals, phrased many ways), some LaTeX
-(radicals, expressions, sets, tuples, intervals, matrices, choice letters), a few hard or garbage
+(radicals, expressions, sets, tuples, intervals, matrices, choice letters), bare answers as a
+caller passes them after extracting them (no delimiters, often in another form than the gold's:
+a renamed function, an inequality for an interval, units per element), a few hard or garbage
 items (tiny/huge values, unit-vs-variable answers, empty/NUL/very long text, slow expansions).
 Every item carries a label (is the answer right?) from its generator, so we can see where each
 verifier is right. Reported: items/s of both and the ratio (the worker pool is started and warmed
@@ -127,7 +129,26 @@ def _garbage(g: random.Random, r: random.Random) -> Item:
     return pred, str(g.randint(1, 99)), False, "garbage"
 
 
-MIX = [(_simple_int, 0.64), (_simple_frac, 0.14), (_latex, 0.14), (_hard, 0.05), (_garbage, 0.03)]
+def _bare(g: random.Random, r: random.Random) -> Item:
+    """An answer a caller already extracted: no delimiters, often another form than the gold's."""
+    a, b, k = g.randint(2, 9), g.randint(10, 19), g.randint(2, 6)
+    templates = {  # name: (gold, right answer, wrong answer)
+        "radical": (f"\\sqrt{{{k * k * a}}}", f"{k}\\sqrt{{{a}}}", f"{k + 1}\\sqrt{{{a}}}"),
+        "function": (f"f(x)=x^2+{a}", f"f(t) = t^2 + {a}", f"f(x) = x^2 + {a + 1}"),
+        "inequality": (f"({a},\\infty)", f"x > {a}", f"x \\ge {a}"),
+        "solution-set": (f"{-a}, {b}", f"x = {b} or x = {-a}", f"x = {b} or x = {a}"),
+        "assignment": (f"(p,q)=({a},{b})", f"p={a}, q={b}", f"p={b}, q={a}"),
+        "units": (f"{a} \\text{{ apples}}, {b} \\text{{ pears}}", f"{a} apples, {b} pears", f"{a} apples, {b + 1} pears"),
+        "degrees": (f"{30 * (a % 5 + 1)}^\\circ", f"\\frac{{{a % 5 + 1}\\pi}}{{6}}", f"\\frac{{{a % 5 + 2}\\pi}}{{6}}"),
+        "expression": (f"(x+{a})^2", f"x^2 + {2 * a}x + {a * a}", f"x^2 + {a}x + {a * a}"),
+    }
+    name = g.choice(sorted(templates))
+    gold, good, bad = templates[name]
+    right = r.random() < 0.5
+    return (good if right else bad), gold, right, f"bare-{name}"
+
+
+MIX = [(_simple_int, 0.61), (_simple_frac, 0.14), (_latex, 0.12), (_bare, 0.05), (_hard, 0.05), (_garbage, 0.03)]
 
 
 def make_batch(n: int, seed: int = 0, group: int = 8) -> list[Item]:

@@ -12,9 +12,13 @@ math-verify's `verify` (gold first, as its asymmetric rules expect), with the sa
   values are compared, not only sets of numbers. Inside a set of points, "(7, 11)" is the point,
   although alone it reads as the open interval;
 - both sides assignments to the same name (n = 1, 2, 3; D = (0, 1)): the values are compared;
-- a relation in one variable against a set (-2 <= x <= 7 against [-2, 7]): compared as the set the
-  relation describes, always when the set is the prediction, and when the set is the gold only with
-  `relation_as_set` (math-verify's `allow_set_relation_comp`, off by default there too);
+- two definitions of the same function up to renaming of its variables (f(t) = t^2 + 1 against
+  f(x) = x^2 + 1), or the gold's right side alone in the gold's variables;
+- a condition in one variable (an inequality, x != a, and their and / or) against a set: compared
+  as the set it describes, always when the set is the prediction; when the set is the gold, always
+  for a set that cannot be read as a point ((7, oo), [1/2, 8], a union), and for a membership
+  gold (x in [-2, 7]) or an open pair of finite ends (a, b) only with `relation_as_set`
+  (math-verify's `allow_set_relation_comp`, off by default there too);
 - two linear equations: proportional; two polynomials with rational coefficients: by expansion.
 A value that is undefined (a division by zero: "12:00" read as the ratio 12/0) is compared by its
 written text in `verifiers.math_kind`, never here (zoo == zoo made 1:00 equal 12:00).
@@ -31,6 +35,7 @@ import sympy
 from math_verify import verify
 from math_verify.grader import is_assignment_relation, is_relation, take_last_relation, unwrap_fcs
 from sympy import Basic, Float, MatrixBase, Rational, UnevaluatedExpr
+from sympy.core.function import AppliedUndef
 
 from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, numbers_match
 
@@ -139,6 +144,9 @@ def expr_equal(gold: Any, pred: Any, s: Settings) -> bool:
         gold = take_last_relation(gold).rhs  # "x = 2" vs "2"
     if is_relation(pred) and not is_relation(gold) and isinstance(take_last_relation(pred), sympy.Eq):
         pred = take_last_relation(pred).rhs  # "2" vs "x = 2"
+    renamed = _function_renamed(gold, pred)
+    if renamed is not None:  # f(t) = t^2 + 1 against f(x) = x^2 + 1: the bound variable renamed
+        gold, pred = renamed
     if numeric_value(gold) is not None and numeric_value(pred) is not None:
         return _numbers_equal(gold, pred, s)
     decided = _container_equal(gold, pred, s)
@@ -169,6 +177,11 @@ def _container_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
         return _sets_equal(_points(gold.args), _points(pred.args), s)
     if isinstance(gold, MatrixBase) and isinstance(pred, MatrixBase) and gold.shape == pred.shape:
         pairs = list(zip(gold, pred))
+    elif _vector_and_tuple(gold, pred) or _vector_and_tuple(pred, gold):
+        # a column (or row) vector written as a tuple: (1, 2) for (1, 2)^T, entry by entry
+        vector, entries = (gold, pred) if isinstance(gold, MatrixBase) else (pred, gold)
+        values = _pair_entries(entries)
+        return all(expr_equal(*((v, e) if vector is gold else (e, v)), s) for v, e in zip(vector, values))
     elif isinstance(gold, sympy.Interval) and isinstance(pred, sympy.Interval):
         if (gold.left_open, gold.right_open) != (pred.left_open, pred.right_open):
             return None
@@ -178,6 +191,20 @@ def _container_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
     if all(numeric_value(g) is not None and numeric_value(p) is not None for g, p in pairs):
         return all(_numbers_equal(g, p, s) for g, p in pairs)
     return None  # symbolic entries: math-verify compares matrices and intervals as a whole
+
+
+def _pair_entries(expr: Any) -> tuple:
+    """The entries of a tuple, or of (a, b) read as an open interval."""
+    return tuple(expr.args) if isinstance(expr, sympy.Tuple) else (expr.start, expr.end)
+
+
+def _vector_and_tuple(vector: Any, other: Any) -> bool:
+    if not isinstance(vector, MatrixBase) or 1 not in vector.shape:
+        return False
+    if isinstance(other, sympy.Tuple):
+        return len(other) == len(vector)
+    return (isinstance(other, sympy.Interval) and other.left_open and other.right_open and len(vector) == 2
+            and other.start.is_finite and other.end.is_finite)
 
 
 def _sets_equal(golds: list, preds: list, s: Settings) -> bool:
@@ -207,6 +234,42 @@ def _points(elements: tuple) -> list:
             for e in elements]
 
 
+def _function_renamed(gold: Any, pred: Any) -> tuple[Any, Any] | None:
+    """(gold's right side, prediction's right side with its variables renamed to the gold's) when
+    both define the same function of distinct plain variables: f(t) = t^2 + 1 against
+    f(x) = x^2 + 1. A prediction that is only the right side (N(n) = ... against an expression in
+    n) is compared with the gold's right side. None when neither applies."""
+    g_def = _definition(gold)
+    if g_def is None:
+        return None
+    g_fn, g_args, g_rhs = g_def
+    p_def = _definition(pred)
+    if p_def is None:
+        if isinstance(pred, sympy.Expr) and not isinstance(pred, sympy.Symbol) and pred.free_symbols <= set(g_args):
+            return g_rhs, pred
+        return None
+    p_fn, p_args, p_rhs = p_def
+    if p_fn != g_fn or len(p_args) != len(g_args):
+        return None
+    if (p_rhs.free_symbols & set(g_args)) - set(p_args):
+        return None  # f(t) = x^2 + 1 does not depend on t: it is not f(x) = x^2 + 1 renamed
+    dummies = [sympy.Dummy() for _ in g_args]
+    renamed = p_rhs.xreplace(dict(zip(p_args, dummies))).xreplace(dict(zip(dummies, g_args)))
+    return g_rhs, renamed
+
+
+def _definition(expr: Any) -> tuple[str, list, Any] | None:
+    """(function name, its variables, its value) for 'f(x) = x + 1' with distinct plain variables."""
+    if not isinstance(expr, sympy.Eq) or not isinstance(expr.lhs, AppliedUndef):
+        return None
+    args = list(expr.lhs.args)
+    if not args or not all(isinstance(a, sympy.Symbol) for a in args) or len(set(args)) != len(args):
+        return None
+    if not isinstance(expr.rhs, sympy.Expr) or expr.rhs.has(AppliedUndef):
+        return None
+    return expr.lhs.func.__name__, args, expr.rhs
+
+
 def _assignments_to_same_name(gold: Any, pred: Any, s: Settings) -> bool:
     if not (isinstance(gold, sympy.Eq) and isinstance(pred, sympy.Eq)):
         return False
@@ -218,39 +281,96 @@ def _assignments_to_same_name(gold: Any, pred: Any, s: Settings) -> bool:
 # ---------------------------------------------------------------- relations and sets
 
 
-def _stated_set(expr: Any) -> tuple[Any, sympy.Set] | None:
-    """(variable or None, set) for a set ([-2, 7]) or a membership read as x = [-2, 7]."""
+def _stated_set(expr: Any) -> tuple[Any, sympy.Set, bool] | None:
+    """(variable or None, set, written as a membership) for a set ([-2, 7]) or a membership read
+    as x = [-2, 7] or (x, y) = {(1, 1), (3, 2)}."""
     if isinstance(expr, sympy.Set):
-        return None, expr
-    if isinstance(expr, sympy.Eq) and isinstance(expr.rhs, sympy.Set) and isinstance(expr.lhs, sympy.Symbol):
-        return expr.lhs, expr.rhs
+        return None, expr, False
+    if isinstance(expr, sympy.Eq) and isinstance(expr.rhs, sympy.Set) and isinstance(expr.lhs, (sympy.Symbol, sympy.Tuple)):
+        return expr.lhs, expr.rhs, True
     return None
 
 
+def is_condition(expr: Any) -> bool:
+    """An inequality (or x != a), or 'and' / 'or' of them: a condition that describes a set."""
+    if isinstance(expr, (sympy.And, sympy.Or)):
+        return all(is_condition(a) for a in expr.args)
+    return isinstance(expr, sympy.core.relational.Relational) and not isinstance(expr, sympy.Eq)
+
+
 def _relation_set(expr: Any) -> tuple[Any, sympy.Set] | None:
-    """(variable, set) for inequalities in one variable (-2 <= x <= 7 -> x, [-2, 7]), else None."""
-    if not is_relation(expr) or isinstance(expr, sympy.Eq):
+    """(variable, set) for a condition in one variable (-2 <= x <= 7 -> x, [-2, 7]; x < 2 or x > 3
+    -> x, the union), else None."""
+    if not (is_relation(expr) or is_condition(expr)) or isinstance(expr, sympy.Eq):
         return None
     try:
-        plain = unwrap_fcs(expr)  # 0 < f(x) < 1: the function is a name here, as in math-verify
+        plain = unwrap_fcs(expr) if is_relation(expr) else expr  # 0 < f(x) < 1: the function is a name here, as in math-verify
         if len(plain.free_symbols) != 1:
             return None
-        return next(iter(plain.free_symbols)), plain.as_set()
+        var = next(iter(plain.free_symbols))
+        quick = _bound_set(plain, var)
+        return var, quick if quick is not None else plain.as_set()
     except Exception:  # sympy cannot solve this relation for its variable: not a set we can compare
         return None
 
 
+_BOUNDS = {sympy.StrictGreaterThan: (False, True), sympy.GreaterThan: (False, False),
+           sympy.StrictLessThan: (True, True), sympy.LessThan: (True, False)}  # (variable below the bound, open)
+
+
+def _bound_set(cond: Any, var: sympy.Symbol) -> sympy.Set | None:
+    """The set of x < a, x >= a, x != a, and their 'and' / 'or', built directly (sympy's as_set
+    solves each inequality, ~0.1 s); None for anything else (then as_set decides)."""
+    if isinstance(cond, (sympy.And, sympy.Or)):
+        parts = [_bound_set(a, var) for a in cond.args]
+        if any(p is None for p in parts):
+            return None
+        return sympy.Intersection(*parts) if isinstance(cond, sympy.And) else sympy.Union(*parts)
+    lhs, rhs = getattr(cond, "lhs", None), getattr(cond, "rhs", None)
+    if lhs != var:
+        if rhs != var:
+            return None
+        cond = cond.reversed  # 3 < x -> x > 3
+        lhs, rhs = cond.lhs, cond.rhs
+    if not (rhs.is_number and rhs.is_extended_real):
+        return None
+    if isinstance(cond, sympy.Ne):
+        return sympy.Union(sympy.Interval.open(-sympy.oo, rhs), sympy.Interval.open(rhs, sympy.oo))
+    shape = _BOUNDS.get(type(cond))
+    if shape is None:
+        return None
+    below, is_open = shape
+    if below:
+        return sympy.Interval(-sympy.oo, rhs, True, is_open)
+    return sympy.Interval(rhs, sympy.oo, is_open, True)
+
+
+def _unmistakable(a_set: sympy.Set) -> bool:
+    """A set no reader takes for a point: not (a, b) with two finite ends, which is also how an
+    ordered pair is written."""
+    if isinstance(a_set, sympy.Interval):
+        return not (a_set.left_open and a_set.right_open and a_set.start.is_finite and a_set.end.is_finite)
+    return True
+
+
 def _relation_set_equal(gold: Any, pred: Any, s: Settings) -> bool | None:
-    """A relation against a set, compared as sets; None when the pair is not one."""
+    """A relation against a set, compared as sets; None when the pair is not one. A condition
+    answer (x > 7) matches a set gold written as a set ((7, \\infty)) that cannot be read as a
+    point; against a membership gold (x \\in [-2, 7]) only with `relation_as_set`, as in math-verify."""
     g_set, p_set = _stated_set(gold), _stated_set(pred)
     if p_set is not None and g_set is None:
         g_rel = _relation_set(gold)
-        return None if g_rel is None else _same_set(g_rel, p_set, s)
+        return None if g_rel is None else _same_set(g_rel, p_set[:2], s)
     if g_set is not None and p_set is None:
         p_rel = _relation_set(pred)
         if p_rel is None:
             return None
-        return s.relation_as_set and _same_set(g_set, p_rel, s)
+        membership = g_set[2]
+        if membership and not s.relation_as_set:
+            return False
+        if not membership and not s.relation_as_set and not _unmistakable(g_set[1]):
+            return None
+        return _same_set(g_set[:2], p_rel, s)
     return None
 
 
@@ -258,6 +378,12 @@ def _same_set(a: tuple, b: tuple, s: Settings) -> bool:
     (a_var, a_set), (b_var, b_set) = a, b
     if s.strict and a_var is not None and b_var is not None and a_var != b_var:
         return False
+    if isinstance(a_set, (sympy.Union, sympy.Complement, sympy.Intersection)) or isinstance(b_set, (sympy.Union, sympy.Complement)):
+        try:
+            if a_set == b_set or bool(sympy.simplify(sympy.SymmetricDifference(a_set, b_set)) == sympy.EmptySet):
+                return True
+        except Exception:  # sympy cannot decide this set identity: the comparison below decides
+            pass
     return expr_equal(a_set, b_set, s)
 
 
@@ -297,6 +423,39 @@ def _exact_polynomials(gold: Any, pred: Any) -> bool:
         return gold.is_polynomial() and pred.is_polynomial()
     except Exception:  # is_polynomial raises on some unevaluated forms: then not a plain polynomial
         return False
+
+
+# ---------------------------------------------------------------- degrees and radians
+
+
+def radians_to_degrees(expr: Any) -> Any:
+    """Each value that is a multiple of pi (pi/3, 3*pi/4), in degrees (60, 135); inside tuples
+    and sets too. None when no value is one."""
+    changed = False
+
+    def convert(e: Any) -> Any:
+        nonlocal changed
+        if isinstance(e, (sympy.Tuple, sympy.FiniteSet)):
+            return type(e)(*[convert(a) for a in e.args])
+        if isinstance(e, sympy.Interval):  # (pi/4, pi/3) read as an interval: convert both ends
+            return sympy.Interval(convert(e.start), convert(e.end), e.left_open, e.right_open)
+        if isinstance(e, sympy.Expr) and e.has(sympy.pi):
+            ratio = e.as_coefficient(sympy.pi)  # c for c*pi, else None (cheaper than simplifying e/pi)
+            if ratio is not None and ratio.is_number:
+                changed = True
+                return ratio * 180
+        return e
+
+    out = convert(expr)
+    return out if changed else None
+
+
+def degrees_to_radians(expr: Any) -> Any:
+    """A number of degrees (60) in radians (pi/3); None for anything else."""
+    value = numeric_value(expr)
+    if value is None or value.has(sympy.pi):
+        return None
+    return value * sympy.pi / 180
 
 
 # ---------------------------------------------------------------- the imaginary unit

@@ -12,7 +12,11 @@ For `math` it decides:
   of a plain-text prediction, with the same numeric rule as the slow path (`_numbers.numbers_match`);
 - a multiple-choice gold ("B", "(B)", "\\boxed{B}") through the pure-Python `choice` kind, as the
   slow path does;
-- a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only).
+- a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only);
+- a bare answer made of exact literals (`_fast_bare`): a bound against a half-line ("x > 7" for
+  "(7, \\infty)"), a solution set ("x = 13 or x = -9" for "-9, 13"), assignments against a tuple.
+  A bare formula otherwise ("3\\sqrt{2}", "x = 2 or x = -3" against a number) and plain text ending
+  in a hedge ("2 or 3") are left to the slow path, which reads them whole.
 Anything else (percent, currency, units, "final answer is ... I hope", several boxes, LaTeX
 environments around text, ...) returns None. A generated equivalence test keeps this in agreement
 with the slow path.
@@ -36,7 +40,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable
 
-from verifiers import _spans
+from verifiers import _forms, _spans
 from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
 from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
 from verifiers.simple_kinds import verify_choice, verify_numeric, verify_string
@@ -63,6 +67,7 @@ _FINAL_HOPE_RE = re.compile(rf"(?i:final answer is):?\s*({_LITERAL})\.?\s?I hope
 _LAST_NUMBER_RE = re.compile(rf"(?:^|(?<=\n)|(?<=[A-Za-z:=] ))({_LITERAL})\s*[.!]?\s*$", re.ASCII)
 _LATEX_OR_SPECIAL = re.compile(r"[$\\\[%€£¥]|\bpercent|\bpct\b|(?i:final answer)")
 _NOTHING_TO_READ_RE = re.compile(r"^[^\d$\\\[]*$")
+_BARE_ASSIGNMENT_RE = re.compile(rf"^[A-Za-z]\s*=\s*(?:-?\\frac\{{-?\d+\}}\{{\d+\}}|{_FRACTION}|{_NUM})\.?$", re.ASCII)  # 'x = 7': one value, read alike by both paths
 _DOLLARS_RE = re.compile(r"^\$\$?([^$]*?)\$?\$$")
 # identical-text rule: simple LaTeX the slow path surely parses the same way on both sides
 _SIMPLE_TEXT_RE = re.compile(r"^(?:[A-Za-z0-9(){}^_+\-*/=,. ]|\\(?:frac|sqrt|pi|cdot|times|infty)\b)+$")
@@ -112,6 +117,11 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     if n_answer > 1:
         return None
     m = (_ANSWER_END_RE if n_answer else _LAST_NUMBER_RE).search(s)
+    if m is not None and not n_answer:
+        if _forms.trailing_alternatives(s[s.rfind("\n") + 1:]) is not None:
+            return None  # "2 or 3", "1, 2 and 3" ending the text: several values, a set for the slow path
+        if _forms.is_bare(s) and not _BARE_ASSIGNMENT_RE.match(s) and _forms.bare_latex(s) is not None:
+            return None  # a bare formula ("x = 2 or x = -3"): the slow path parses it whole
     # only the final literal may be LaTeX: anything before it would compete in math-verify's patterns
     if m is None or _LATEX_OR_SPECIAL.search(s[: m.start(1)]):
         return None
@@ -133,10 +143,15 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> Ve
         res = verify_choice(prepared, letter)
         return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
     gold_num = _gold_number(gold)
-    if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared):
-        # no digit and no LaTeX at all: math-verify extracts nothing, and a numeric gold has no
-        # text-answer fallback in the slow path
+    if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared) and _forms.bare_latex(prepared) is None:
+        # no digit and no LaTeX at all, and not a bare answer ("x", "all real numbers"): nothing
+        # is extracted, and a numeric gold has no text-answer fallback in the slow path
         return result(Verdict.NO_ANSWER, "math", start, None, gold.strip(), "no answer found in prediction")
+    if gold_num is None and _forms.is_bare(prepared):
+        bare = _fast_bare(prepared, gold.strip())
+        if bare is not None:
+            ok, text, detail = bare
+            return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
     pred = _pred_literal(prepared)
     if pred is None:
         return None
@@ -160,6 +175,89 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> Ve
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
                       "equivalent" if ok else "not equivalent")
     return None
+
+
+_ASSIGNED_RE = re.compile(r"^(?:([A-Za-z])\s*=\s*)?(.+)$")
+_NAMED_TUPLE_RE = re.compile(r"^\$?\s*\(\s*([A-Za-z](?:\s*,\s*[A-Za-z])+)\s*\)\s*=\s*(\([^()]*\))\s*\$?$")
+
+
+def _exact(text: str) -> Fraction | None:
+    num = parse_number(text, decimal_comma=False)
+    return num.value if num is not None and num.exact else None
+
+
+def _fast_bare(pred: str, gold: str) -> tuple[bool, str, str] | None:
+    """Bare answers made of exact literals, as the slow path compares them: a bound against a
+    half-line ('x > 7' against '(7, \\infty)'), a solution set ('x = 13 or x = -9' against '-9, 13')
+    and assignments against a tuple ('p=3, q=12' against '(p,q)=(3,12)' by name, against '(6,5)'
+    by position). (ok, answer text, detail) or None."""
+    return _fast_inequality(pred, gold) or _fast_lists(pred, gold)
+
+
+_OPS = {">": (False, True), "<": (True, True), "\\ge": (False, False), "\\geq": (False, False), "\\geqslant": (False, False),
+        "\\le": (True, False), "\\leq": (True, False), "\\leqslant": (True, False), ">=": (False, False), "<=": (True, False)}
+_OP = r"(>=|<=|>|<|\\geqslant|\\leqslant|\\geq|\\leq|\\ge|\\le)"
+_LIT = r"(-?\d+(?:/\d+)?|-?\\frac\{\d+\}\{\d+\})"
+_INEQUALITY_RE = re.compile(rf"^(?:[A-Za-z]\s*{_OP}\s*{_LIT}|{_LIT}\s*{_OP}\s*[A-Za-z])$")
+_HALF_LINE_RE = re.compile(rf"^\$?\s*(?:\\left)?([(\[])\s*(?:{_LIT}\s*,\s*\+?\\infty|-\\infty\s*,\s*{_LIT})\s*(?:\\right)?([)\]])\s*\$?$")
+
+
+def _fast_inequality(pred: str, gold: str) -> tuple[bool, str, str] | None:
+    """'x > 7' against '(7, \\infty)': a bound on one variable against a half-line with exact ends,
+    compared as sets as the slow path does. (ok, answer text, detail) or None."""
+    m, g = _INEQUALITY_RE.match(pred.strip()), _HALF_LINE_RE.match(gold)
+    if m is None or g is None:
+        return None
+    if m.group(1):  # x OP a
+        below, is_open = _OPS[m.group(1)]
+        value = _exact(m.group(2))
+    else:  # a OP x: the variable is on the other side
+        below, is_open = _OPS[m.group(4)]
+        below, value = not below, _exact(m.group(3))
+    g_below = g.group(3) is not None  # (-\infty, a): the set lies below a
+    g_value = _exact(g.group(3) if g_below else g.group(2))
+    g_open = (g.group(4) if g_below else g.group(1)) in "()"
+    if value is None or g_value is None or (g.group(1) if g_below else g.group(4)) not in "()":
+        return None  # an infinite end written closed: the slow path decides
+    ok = (below, is_open, value) == (g_below, g_open, g_value)
+    return ok, pred.strip(), "equivalent" if ok else "not equivalent"
+
+
+def _fast_lists(pred: str, gold: str) -> tuple[bool, str, str] | None:
+    """The literal-list cases of `_fast_bare`."""
+    reading = _forms.bare_reading(pred)
+    if reading is None or reading.units or len(reading.parts) < 2 or reading.joiner not in (",", "or", "and"):
+        return None
+    parts = [_ASSIGNED_RE.match(p) for p in reading.parts]
+    names = [m.group(1) for m in parts]
+    values = [_exact(m.group(2)) for m in parts]
+    if None in values:
+        return None
+    tuple_gold = _NAMED_TUPLE_RE.match(gold)
+    if tuple_gold or _container(gold) is not None and _container(gold)[0] == "()":
+        if None in names or len({n.lower() for n in names}) != len(names):
+            return None
+        if tuple_gold:
+            gold_names = [n.strip().lower() for n in tuple_gold.group(1).split(",")]
+            shaped = _container(tuple_gold.group(2))
+            if shaped is None or shaped[0] != "()" or sorted(gold_names) != sorted(n.lower() for n in names):
+                return None  # other names: the slow path decides (it depends on `strict`)
+            by_name = dict(zip((n.lower() for n in names), values))
+            got = [by_name[n] for n in gold_names]
+        else:
+            shaped, got = _container(gold), values
+        if len(shaped[1]) != len(got):
+            return None
+        ok = shaped[1] == got
+        return ok, reading.latex, "assignments equal the tuple" if ok else "assignments differ from the tuple"
+    gold_parts = _forms.split_top(gold.replace("$", " ").strip())
+    gold_values = [_exact(p) for p, _ in gold_parts]
+    if len(gold_parts) < 2 or None in gold_values or {j for _, j in gold_parts[:-1]} != {","}:
+        return None
+    if len(set(names)) != 1 or len(set(values)) != len(values) or len(set(gold_values)) != len(gold_values):
+        return None  # names mixed, or a value repeated: the slow path decides
+    ok = set(values) == set(gold_values)
+    return ok, reading.latex, "equivalent" if ok else "not equivalent"
 
 
 @lru_cache(maxsize=4096)  # RL scores several completions per prompt: the gold repeats

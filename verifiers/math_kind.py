@@ -29,7 +29,17 @@ What changes compared with calling `math_verify.parse` + `math_verify.verify` di
   followed by a sentence's period ("3/4.") stays exact;
 - 'i' is tried as the imaginary unit when the plain comparison fails (i^2 = -1, 1/i = -i);
 - two answers stated as separate boxes ("\\boxed{41}, \\boxed{42}") are a set, as in
-  math-verify: a hedge does not match a single gold;
+  math-verify: a hedge does not match a single gold; so is plain text ending in several numbers
+  joined by "or" / "and" / ", " ("I think it is 2 or 3");
+- an answer written alone (a bare prediction, the only box, one formula) is read through
+  `verifiers._forms`: bare LaTeX is parsed (never an empty answer unless it is prose), "x = 2 or
+  x = -3" is one solution set, "12 apples, 25 pears" are quantities compared element by element,
+  words for sets, set-builder notation, e-notation and \\pm inside tuples are rewritten; golds
+  written as answers get the same reading;
+- answers that need their written shape: assignments against a tuple (by name when the tuple
+  names its variables), a gold that lists a value twice, an answer that only names the gold's
+  variable ("M" for "M = m"), descriptions in words ("All even n" for "$n$ is even", by content
+  words), degrees against radians where the gold writes ^\\circ or \\pi;
 - no signal-based timeouts: `parsing_timeout=None`, `timeout_seconds=None`; the runtime kills a
   worker that runs past its wall-clock limit.
 Gold is always passed first to math-verify (`verify(gold, target)`), as its asymmetric rules expect.
@@ -67,9 +77,10 @@ from latex2sympy2_extended.latex2sympy2 import NormalizationConfig, normalize_la
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from sympy import Basic, Float, MatrixBase, Rational
 
-from verifiers import _spans
+from verifiers import _forms, _spans
 from verifiers._common import MAX_GOLD_CHARS, clean, result
-from verifiers._math_compare import Settings, expr_equal, has_symbol_i, undefined, with_imaginary_unit
+from verifiers._math_compare import (Settings, degrees_to_radians, expr_equal, has_symbol_i, is_condition, radians_to_degrees,
+                                      undefined, with_imaginary_unit)
 from verifiers._numbers import Num, canonical_number, prepare_prediction, numbers_match, parse_number
 from verifiers.fastpath import MATH_OPTIONS, math_options
 from verifiers.simple_kinds import verify_choice
@@ -143,43 +154,141 @@ _GLUED_TAIL_RE = re.compile(r"(?<![\w.\\])([+-]?\d+(?:\.\d+)?[A-Za-z])[.!]?\s*$"
 _LATEX_MARKERS = ("$", "\\boxed", "\\fbox", "\\(", "\\[")
 
 
-def _parse_prediction(prediction: str, latex_only: bool = False) -> list:
-    """`_parse` for a completion. In plain text (no LaTeX markers), math-verify's plain-expression
-    pattern reads a final "5t" as 5, dropping the letter; a final number glued to one letter is a
-    variable answer (see the module docstring), so it is read as LaTeX, the way a gold "5t" is.
+def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, _forms.Reading | None]:
+    """`_parse` for a completion, and the answer's form when it was read through `verifiers._forms`.
+
+    An answer written alone (a bare prediction, the only \\boxed{}, a prediction that is one
+    formula) is read by `_forms.read` when that changes something ("x = 2 or x = -3", units, words
+    for sets, \\pm in a tuple); a bare prediction that is not prose is always read that way (it is
+    the answer itself: "3\\sqrt{2}", "f(x) = \\frac{2}{x}"), never as an empty answer. Plain text
+    that ends in several numbers joined by "or" / "and" / ", " is the set of them (a hedge).
+    In plain text (no LaTeX markers), math-verify's plain-expression pattern reads a final "5t" as
+    5, dropping the letter; a final number glued to one letter is a variable answer (see the
+    module docstring), so it is read as LaTeX, the way a gold "5t" is.
     `latex_only`: only answers written in LaTeX are read (math-verify's LaTeX extraction alone)."""
+    bare = _forms.is_bare(prediction)
+    span = _answer_span(prediction)
+    if span is not None and not (latex_only and bare) and parse_number(span) is None:
+        reading = _forms.bare_reading(span) if bare else _forms.read(span)
+        if reading is not None and (reading.changed or bare):
+            parsed = _read_parse(reading)
+            if parsed:
+                return parsed, reading
     if latex_only:
-        return _parse(prediction, LATEX_ONLY)
+        return _parse(prediction, LATEX_ONLY), None
+    hedge = _forms.trailing_alternatives(_hedge_span(prediction))
+    if hedge is not None:  # "I think it is 2 or 3", "$3$ (or maybe $4$)": the set of both, never one of them
+        parsed = _parse(f"${hedge}$", LATEX_ONLY)
+        if parsed:
+            return parsed, None
     if not any(marker in prediction for marker in _LATEX_MARKERS):
         glued = _GLUED_TAIL_RE.search(_spans.final_answer_span(prediction) or "")
         if glued:
             parsed = _parse(f"${glued.group(1)}$")
             if parsed:
-                return parsed
-    return _parse(prediction)
+                return parsed, None
+    return _parse(prediction), None
+
+
+def _hedge_span(prediction: str) -> str:
+    """Where a hedge is looked for: the final answer span of plain text; with LaTeX, the only box's
+    content or the last line as written (math delimiters kept, so that a list inside one formula,
+    '$n = 1, 2, 3$', is not taken for alternatives)."""
+    if not any(marker in prediction for marker in _LATEX_MARKERS):
+        return _spans.final_answer_span(prediction) or ""
+    boxes = _spans.boxed_contents(prediction)
+    if boxes:
+        return boxes[-1] if len(boxes) == 1 else ""
+    lines = [line for line in prediction.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _answer_span(prediction: str) -> str | None:
+    """The answer when it is written alone: a bare prediction, the only \\boxed{} of a
+    prediction, or a prediction that is one formula ($...$, \\(...\\)); else None."""
+    s = prediction.strip()
+    if _forms.is_bare(s):
+        return s
+    if s.count("\\boxed") + s.count("\\fbox") == 1:
+        boxes = _spans.boxed_contents(s)
+        return boxes[0] if len(boxes) == 1 and boxes[0] else None
+    inner = _spans.unwrap(s)
+    if inner != s and inner and not any(d in inner for d in ("$", "\\(", "\\[", "\\boxed")) and "\n" not in inner:
+        return inner
+    return None
+
+
+def _read_parse(reading: _forms.Reading) -> list:
+    """Parse a form's LaTeX; inequalities joined by "or" / "and" become one condition (the union /
+    the intersection of what they describe). [] when it does not parse."""
+    if not reading.latex:
+        return []
+    parsed = _parse(f"${reading.latex}$", LATEX_ONLY)
+    if not parsed or not isinstance(parsed[0], (Basic, MatrixBase)):
+        return []
+    expr = parsed[0]
+    if reading.joiner in ("or", "and") and isinstance(expr, sympy.FiniteSet) and all(map(is_condition, expr.args)):
+        expr = (sympy.Or if reading.joiner == "or" else sympy.And)(*expr.args)
+    return [expr, reading.latex]
 
 
 def _is_separated_unit(before: str, after: str) -> bool:
     removed = before[len(after):] if before.startswith(after) else ""
     if not removed or after.count("{") != after.count("}"):
         return False  # a "unit" inside a group (\\frac{1}{\\mathrm{e}}) is not a trailing unit
+    if re.search(r"(?:\\cdot|\\times|[-+*/^=])\s*$", after):
+        return False  # '6 \\cdot m': what precedes the "unit" still needs it
     inner = re.sub(r"\\(?:text|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", removed).strip("{} ")
     glued = not removed[0].isspace() and not removed.startswith("\\") and not removed.startswith("~")
-    return not (len(inner) == 1 and inner.isalpha() and glued) and bool(inner)
+    if glued and inner.isalpha() and len(inner) <= 3 and inner.lower() not in _forms.SHORT_UNITS:
+        return False  # '\\frac{1}{2}ab', '5t': variables glued to a value, not a unit ('5cm' is one)
+    return bool(inner)
 
 
 @lru_cache(maxsize=4096)  # RL scores several completions per prompt: the gold repeats
-def _parse_gold(gold: str) -> tuple[list, Num | None]:
+def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
+    """The gold parsed, its plain-number reading, and its form when `verifiers._forms` rewrote it
+    (units after each value, words for sets, "or", a set-builder, e-notation...)."""
     num = parse_number(gold)
     if num is not None:
         value = Rational(num.value.numerator, num.value.denominator)
         expr = value if num.exact else Float(num.text(), max(15, len(num.text()) + 5))
-        return [expr, gold.strip()], num
+        return [expr, gold.strip()], num, None
+    gold = gold.replace("\\$", " ")  # an escaped dollar sign is currency, as in a prediction
+    if "\\boxed" not in gold and "\\fbox" not in gold:
+        plain = gold.replace("$", " ")
+        dual = _dual_gold(plain)
+        reading = _answer_form(dual)
+        if reading is not None and (reading.changed or len(reading.parts) > 1 or dual != plain):
+            parsed = _read_parse(reading)
+            if parsed:
+                return parsed, _num_from(parsed), reading
+        if reading is not None and len(reading.parts) > 1 and reading.joiner == "or":
+            return [], None, None  # several answers, not all readable: never read as one of them
     has_env = any(tok in gold for tok in ("$", "\\boxed", "\\(", "\\["))
     parsed = _parse(gold if has_env else f"$${gold}$$")
     if not any(isinstance(x, (Basic, MatrixBase)) for x in parsed):
         parsed = _parse(gold)
-    return parsed, _num_from(parsed)
+    return parsed, _num_from(parsed), None
+
+
+def _answer_form(text: str) -> _forms.Reading | None:
+    """The form of a gold written as an answer (one line, not prose once read); None for a gold
+    that is a whole solution text, which math-verify's extraction reads."""
+    if "\n" in text.strip() or len(text) > _forms.MAX_FORM_CHARS:
+        return None
+    reading = _forms.read(text)
+    return None if _forms.is_prose(reading.latex) else reading
+
+
+_DUAL_GOLD_RE = re.compile(r"^\s*([^:]*(?:<|>|\\[lg]eq?(?:slant)?)[^:]*?)\s*:\s*([(\[][^:]*[)\]])\s*\.?\s*$")
+
+
+def _dual_gold(gold: str) -> str:
+    """'-1<x \\leqslant 1:(-1,1]' (a relation, then the same set in interval notation, as some
+    data sets write golds) -> '(-1,1]'; any other gold as it is."""
+    m = _DUAL_GOLD_RE.match(gold)
+    return m.group(2) if m else gold
 
 
 def _num_from(parsed: list) -> Num | None:
@@ -249,17 +358,25 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         res = verify_choice(prediction, letter)
         return res.verdict, res.extracted, res.gold_parsed, f"choice: {res.detail}"
 
-    gold_parsed, gold_num = _parse_gold(gold)
+    gold_parsed, gold_num, gold_form = _parse_gold(gold)
     gold_exprs = [x for x in gold_parsed if isinstance(x, (Basic, MatrixBase))]
     if not gold_exprs:
         return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
     text_gold = _text_gold(gold)
+    described = None if gold_form is not None else _description_gold(gold)
 
-    pred_parsed = _parse_prediction(prediction, latex_only)
-    span = _spans.final_answer_span(prediction) if text_gold else None
+    pred_parsed, pred_form = _parse_prediction(prediction, latex_only)
+    span = _spans.final_answer_span(prediction) if text_gold or described else None
     if text_gold and span is not None and _fold(span) == text_gold:
         return Verdict.CORRECT, span, gold_text, "text answer matches"
+    gold_key = described or (_forms.description_key(gold) if text_gold else None)
+    if gold_key is not None and span is not None and _forms.description_key(span) == gold_key:
+        return Verdict.CORRECT, span, gold_text, "same description"
+    if described:  # the gold's words are the answer: its math alone ("n") is not
+        if span is None:
+            return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
+        return Verdict.INCORRECT, span, gold_text, "description differs"
     if not pred_parsed:
         if text_gold and span is not None:
             return Verdict.INCORRECT, span, gold_text, "text answer differs"
@@ -273,6 +390,18 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     if not pred_exprs:
         ok = bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))  # string fallback compare
         return _verdict(ok), extracted, gold_text, "same text" if ok else f"answer could not be parsed as math: {extracted[:60]!r}"
+    if gold_num is not None and gold_num.decimals is not None and "," in gold and _is_list(pred_exprs[0]):
+        # '14,16' is 14.16 with a decimal comma, or the list 14, 16 (MATH's "separated by commas"):
+        # a list answer is compared with the list reading
+        as_list = _parse(f"${gold}$", LATEX_ONLY)
+        if as_list and _is_list(as_list[0]):
+            ok = expr_equal(as_list[0], pred_exprs[0], s)
+            return _verdict(ok), extracted, gold_text, "equivalent (the gold read as a list)" if ok else "not equivalent"
+    pred_span = _answer_span(prediction)
+    shaped = _by_shape(gold, gold_form, gold_exprs[0], pred_span, pred_form, pred_exprs[0], s)
+    if shaped is not None:
+        ok, why = shaped
+        return _verdict(ok), extracted, gold_text, why
     if _squash(extracted) == _squash(gold_text):
         # written exactly as the gold: '\\boxed{93,43}' is a list in LaTeX, but not against a gold 93,43
         return Verdict.CORRECT, extracted, gold_text, "same answer text"
@@ -284,7 +413,142 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     ok = expr_equal(gold_expr, pred_expr, s)
     if not ok and has_symbol_i(gold_expr, pred_expr):  # 'i' as the imaginary unit: i^2 = -1
         ok = expr_equal(with_imaginary_unit(gold_expr), with_imaginary_unit(pred_expr), s)
+    if not ok:
+        converted = _other_angle_unit(gold, extracted, pred_expr)
+        if converted is not None and expr_equal(gold_expr, converted, s):
+            return Verdict.CORRECT, extracted, gold_text, "equivalent (degrees and radians)"
     return _verdict(ok), extracted, gold_text, "equivalent" if ok else "not equivalent"
+
+
+# ---------------------------------------------------------------- answer shapes
+
+
+_NAME = r"(?:\\mathrm\s*\{\s*~?\s*[A-Za-z]\s*\}|[A-Za-z])(?:_\{?[\w\\ ]+\}?)?"
+_ASSIGNMENT_RE = re.compile(rf"^\s*({_NAME})\s*=\s*([^=]+?)\s*$")
+_WORDY_GOLD_RE = re.compile(r"[A-Za-z]{2,}")
+
+
+def _is_list(expr: Any) -> bool:
+    return isinstance(expr, sympy.FiniteSet) and len(expr) > 1
+
+
+def _description_gold(gold: str) -> frozenset | None:
+    """The content words of a gold that is an answer in words ("$n$ is even", "Infinite number of
+    solutions", "\\text{a necessary but not a sufficient condition}"): no digit, no math but single
+    letters; None for any other gold."""
+    plain = re.sub(r"\$\s*[A-Za-z]\s*\$", " v ", gold)
+    plain = re.sub(r"\\(?:text|textbf|mathrm)\s*\{([^{}]*)\}", r" \1 ", plain)
+    if "$" in plain or "\\" in plain or re.search(r"\d", plain) or len(_WORDY_GOLD_RE.findall(plain)) < 2:
+        return None
+    return _forms.description_key(gold)
+
+
+def _by_shape(gold: str, gold_form: _forms.Reading | None, gold_expr: Any, pred_span: str | None,
+              pred_form: _forms.Reading | None, pred_expr: Any, s: Settings) -> tuple[bool, str] | None:
+    """Verdicts that need the written shape of the answers, not only their parsed values: lists of
+    quantities with units, assignments against a tuple, a gold that lists a value twice, an answer
+    that only names the gold's variable. None when no such rule applies."""
+    if pred_span is None:
+        return None
+    gold_plain = gold.replace("$", " ").strip()
+    m = _ASSIGNMENT_RE.match(gold_plain)
+    if m and "," not in m.group(2) and _squash(pred_span) == _squash(m.group(1)):
+        return False, "names the variable, not its value"
+    pred_shape = pred_form or _forms.read(pred_span)
+    gold_shape = gold_form or _answer_form(gold_plain)
+    if gold_shape is None:  # a gold that is a whole solution text: its parsed answer decides
+        return None
+    if len(gold_shape.units) > 1 or len(pred_shape.units) > 1:
+        return _quantities_equal(gold_shape, pred_shape, s)
+    if isinstance(gold_expr, sympy.FiniteSet) and len(gold_shape.parts) > len(gold_expr) and gold_shape.joiner == ",":
+        if len(pred_shape.parts) != len(gold_shape.parts):  # 36, 36, 108: a repeated value counts
+            return False, f"{len(pred_shape.parts)} values for the gold's {len(gold_shape.parts)}"
+    return _assignments_equal(gold_expr, pred_shape, s) or _assignments_equal(pred_expr, gold_shape, s, gold_is_tuple=False)
+
+
+def _value(latex: str) -> Any:
+    parsed = _parse(f"${latex}$", LATEX_ONLY)
+    return parsed[0] if parsed and isinstance(parsed[0], (Basic, MatrixBase)) else None
+
+
+def _quantities_equal(gold: _forms.Reading, pred: _forms.Reading, s: Settings) -> tuple[bool, str]:
+    """Lists of quantities with units ("12 apples, 25 pears"): element by element, paired by unit
+    when both sides name the same distinct units, else by position; never by the first number."""
+    if len(gold.parts) != len(pred.parts):
+        return False, f"{len(pred.parts)} quantities for the gold's {len(gold.parts)}"
+    pairs = list(zip(gold.parts, pred.parts))
+    g_units, p_units = gold.units, pred.units
+    if g_units and p_units and None not in g_units and None not in p_units:
+        if len(set(g_units)) == len(g_units) == len(set(p_units)) and set(g_units) == set(p_units):
+            by_unit = dict(zip(p_units, pred.parts))
+            pairs = [(g, by_unit[u]) for g, u in zip(gold.parts, g_units)]
+        elif set(g_units) & set(p_units) and list(g_units) != list(p_units):
+            return False, "units differ"  # the same unit names, on other items ('12 apples, 25 apples')
+        # disjoint names ('hr' against 'hours'): the values in order
+    for g, p in pairs:
+        gv, pv = _value(g), _value(p)
+        if gv is None or pv is None or not expr_equal(gv, pv, s):
+            return False, f"quantities differ: {p[:40]!r} for {g[:40]!r}"
+    return True, "quantities equal"
+
+
+def _assignments(form: _forms.Reading) -> list[tuple[str, str]] | None:
+    """[(name, value)] when every part of an answer assigns a value to its own name (a=1, b=2)."""
+    if len(form.parts) < 2:
+        return None
+    found = [_ASSIGNMENT_RE.match(p) for p in form.parts]
+    if not all(found):
+        return None
+    pairs = [(m.group(1), m.group(2)) for m in found]
+    return pairs if len({_squash(n) for n, _ in pairs}) == len(pairs) else None
+
+
+def _tuple_of(expr: Any) -> tuple[list | None, tuple | None]:
+    """(names, values) of a gold tuple: '(a,b)=(1,2)' -> ([a, b], (1, 2)); '(1,2)' -> (None, (1, 2))."""
+    names = None
+    if isinstance(expr, sympy.Eq) and isinstance(expr.lhs, sympy.Tuple) and all(isinstance(a, sympy.Symbol) for a in expr.lhs):
+        names, expr = list(expr.lhs), expr.rhs
+    if isinstance(expr, sympy.Tuple):
+        return names, tuple(expr)
+    if isinstance(expr, sympy.Interval) and expr.left_open and expr.right_open and expr.start.is_finite and expr.end.is_finite:
+        return names, (expr.start, expr.end)  # (1, 2) is read as an open interval; here it is a pair
+    return names, None
+
+
+def _assignments_equal(tuple_expr: Any, assigned: _forms.Reading, s: Settings,
+                       gold_is_tuple: bool = True) -> tuple[bool, str] | None:
+    """Assignments ('a=1, b=2', written on one side) against a tuple on the other: by name when
+    the tuple names its variables ('(a,b)=(1,2)'), else by the order they are written ('(1, 2)').
+    None when the pair is not one."""
+    pairs = _assignments(assigned)
+    names, values = _tuple_of(tuple_expr)
+    if pairs is None or values is None or len(pairs) != len(values):
+        return None
+    if names is not None:
+        named = {str(_value(n)): v for n, v in pairs}
+        if set(named) != {str(n) for n in names}:
+            return (False, "assigns other names than the tuple's") if s.strict else None
+        ordered = [named[str(n)] for n in names]
+    else:
+        ordered = [v for _, v in pairs]
+    got = [_value(v) for v in ordered]
+    if any(v is None for v in got):
+        return None
+    pair = (sympy.Tuple(*values), sympy.Tuple(*got))
+    ok = expr_equal(*(pair if gold_is_tuple else pair[::-1]), s)
+    return ok, "assignments equal the tuple" if ok else "assignments differ from the tuple"
+
+
+def _other_angle_unit(gold: str, extracted: str, pred_expr: Any) -> Any:
+    """The prediction in the gold's angle unit when the two are written in different ones (a gold
+    in degrees and an answer with \\pi, or the reverse); None otherwise."""
+    g_deg, g_pi = _forms.angle_marks(gold)
+    p_deg, p_pi = _forms.angle_marks(extracted)
+    if g_deg and not g_pi and p_pi and not p_deg:
+        return radians_to_degrees(pred_expr)
+    if g_pi and not g_deg and p_deg and not p_pi:
+        return degrees_to_radians(pred_expr)
+    return None
 
 
 def _squash(text: str) -> str:
@@ -297,7 +561,7 @@ def _verdict(ok: bool) -> Verdict:
 
 def extract_math(text: str) -> str | None:
     """The answer `verify_math` reads from `text`, as text (a plain number in canonical form)."""
-    parsed = _parse_prediction(prepare_prediction(clean(text)))
+    parsed, _ = _parse_prediction(prepare_prediction(clean(text)))
     if not parsed:
         return None
     num = _num_from(parsed)

@@ -179,9 +179,34 @@ def test_fast_path_table(pred, gold, expected):
     ("The final answer is 5 or 6. I hope it is correct.", "5"),  # not the plain template
     ("\\boxed{4} The final answer is 5. I hope it is correct.", "5"),  # a box competes with the template
     ("5 = 3 + 2", "5"),  # the last number is part of an expression
+    ("2 or 3", "3"),  # a hedge: the slow path reads the set {2, 3}
+    ("I think it is 2, 3 or 4.", "4"),  # the same in a sentence
+    ("x = 2 or x = -3", "-3"),  # a bare solution set, not its last number
+    ("12 apples, 25 pears, 15 plums", "15"),  # quantities: the slow path compares them element by element
 ])
 def test_fast_path_declines(pred, gold):
     assert fast_verify(pred, gold) is None  # None means: ask the slow path
+
+
+BARE = ["x = 7", "x = 3/4", "x = 855,00", "n = 1,234", "7 apples", "so we get 7", "x > 7", "7 or 8", "f(x) = 7",
+        "(7, 8)", "7, 8", "7.", "x = -7", "1,22", "all real numbers", "\\frac{7}{1}", "y = 7x"]
+
+
+BARE += ["x = 13 or x = -9", "x = -9 and x = 13", "13, -9", "x = 13 or y = -9", "13 or 13", "x = 13", "p=3, q=12", "q=12, p=3",
+         "p=12, q=3", "a=3, b=12", "P=3, Q=12", "x=6, y=5", "x=5, y=6", "p = 3/2, q = 12", "p=3, q=12, r=1", "x = 0.5 or x = 13",
+         "x > 7", "x < 7", "x \\ge 7", "x \\geq 7", "7 < x", "7 \\le x", "x >= 7", "x > 6", "x > -7", "y \\le 7", "x > \\frac{7}{1}",
+         "seven", "1 1/2", "x = 7 (double root)", "infinity", "2 sqrt(2)", "7 sec", "a"]
+
+
+@pytest.mark.parametrize("pred", BARE)
+@pytest.mark.parametrize("gold", ["7", "0.75", "855", "1234", "1.22", "-9, 13", "$-9, 13$", "(p,q)=(3,12)", "(6,5)", "(5,6)",
+                                  "13, 13, -9", "-9, 13, 0", "(7,\\infty)", "[7, +\\infty)", "(-\\infty, 7)", "(-\\infty,7]",
+                                  "$(7, \\infty)$", "\\left(7, \\infty\\right)", "(7,\\infty]"])
+def test_bare_answers_fast_and_slow_agree(pred, gold):
+    """Bare answers: whenever the fast path decides, the slow path (which parses them whole) agrees."""
+    fast = fast_verify(pred, gold)
+    if fast is not None:
+        assert fast.verdict is verify_math(pred, gold).verdict
 
 
 def test_other_kinds_and_options():

@@ -331,6 +331,136 @@ CASES = [
     ("Antwort: 12. Probe: 7 + 5 = 12, dann 3", "12", OK),  # German, same shape
     (r"答案：$\frac{1}{2}$", "0.5", OK),  # Chinese with a full-width colon, LaTeX answer
     ("最终答案：41", "42", NO),  # Chinese "final answer", wrong value
+    # ---- answers without delimiters: the bare answer string is the answer (it never reads as empty)
+    (r"\frac{\sqrt{3}}{2}", r"$\frac{\sqrt 3}{2}$", OK),  # bare LaTeX (was no_answer)
+    (r"\frac{\sqrt{3}}{3}", r"$\frac{\sqrt 3}{2}$", NO),  # bare LaTeX, other value
+    (r"3\sqrt{2}", r"$\sqrt{18}$", OK),  # bare radical (was read as 3)
+    (r"2\sqrt{3}", r"$\sqrt{18}$", NO),  # first number differs
+    (r"\frac{6}{\sqrt 2}", r"\sqrt{18}", OK),  # unrationalised denominator
+    (r"\frac{6}{\sqrt 3}", r"\sqrt{18}", NO),  # same shape, other radicand
+    (r"f(x) = \frac{2}{x}", r"$f(x)=\frac{2}{x}$", OK),  # bare function definition (was no_answer)
+    (r"f(x) = \frac{x}{2}", r"$f(x)=\frac{2}{x}$", NO),  # numerator and denominator swapped
+    (r"(2, 5), (4, 1)", r"$(4,1),(2,5)$", OK),  # bare set of pairs, other order (was read as 1)
+    (r"(2, 5), (1, 4)", r"$(4,1),(2,5)$", NO),  # one pair reversed
+    ("m", "$M=m$", OK),  # a single symbol as the answer (was no_answer)
+    ("M", "$M=m$", NO),  # the name the gold assigns to, not its value
+    (r"\boxed{M}", "$M=m$", NO),  # same in a box (the parser folds M to m: was correct)
+    ("x", "x = 2", NO),  # a bare variable is not a value
+    # ---- functions and equations up to renaming of the bound variable
+    ("f(t) = t^2 + 1", "$f(x)=x^2+1$", OK),  # bare, renamed
+    ("$f(t) = t^2 + 1$", "$f(x)=x^2+1$", OK),  # in math mode, renamed
+    (r"\boxed{f(u) = u^2 + 1}", "f(x)=x^2+1", OK),  # boxed, renamed
+    ("f(x) = x^2", "$f(x)=x^2+1$", NO),  # a term missing
+    ("f(t) = x^2 + 1", "$f(x)=x^2+1$", NO),  # constant in t: not a renaming
+    ("g(t) = t^2 + 1", "$f(x)=x^2+1$", NO),  # another function's name
+    ("f(t) = t + 1, f(t) = -1", "$f(x)=-1$, $f(x)=x+1$", OK),  # both solutions, renamed
+    ("f(t) = t + 1", "$f(x)=-1$, $f(x)=x+1$", NO),  # one solution of two
+    # ---- inequalities, intervals and set-builder notation for one set
+    ("x > 7", r"$(7,\infty)$", OK),  # bare inequality against an interval
+    ("$x > 7$", r"$(7,\infty)$", OK),  # in math mode
+    ("x ≥ 7", r"$[7,\infty)$", OK),  # typed symbol
+    (r"\{x \mid x > 7\}", r"(7,\infty)", OK),  # set-builder against an interval
+    (r"x \ge 7", r"(7,\infty)", NO),  # closed end
+    ("x < 7", r"(7,\infty)", NO),  # other side
+    (r"(7,\infty)", r"\{x \mid x > 7\}", OK),  # interval against a set-builder gold
+    (r"[7,\infty)", r"\{x \mid x > 7\}", NO),  # closed end against a set-builder gold
+    (r"x < 2 \text{ or } x > 3", r"(-\infty, 2) \cup (3, \infty)", OK),  # "or": the union
+    (r"x < 2 \text{ or } x \ge 3", r"(-\infty, 2) \cup (3, \infty)", NO),  # one end closed
+    (r"x < 2 \text{ and } x > 3", r"(-\infty, 2) \cup (3, \infty)", NO),  # "and": the intersection (empty)
+    ("2 < x < 4", "(2,4)", NO),  # (2, 4) may be a point: an inequality is not accepted for it
+    ("all real numbers", r"(-\infty,\infty)", OK),  # words for the set
+    (r"\mathbb{R}", "all real numbers", OK),  # words in the gold
+    ("all real numbers", r"(0,\infty)", NO),  # a bigger set is not the answer
+    ("x > 0", "all real numbers", NO),  # a smaller one neither
+    (r"(-\infty, \infty)", "x > 7", NO),  # an interval that contains the answer
+    (r"[0, 10]", "3", NO),  # an interval around a number
+    (r"\infty", "2", NO),  # infinity is no number
+    # ---- solution sets: equations joined by "or", memberships, lists (the whole set, never a part)
+    ("x = 2 or x = -3", "$-3, 2$", OK),  # equations joined by "or" (was read as -3)
+    (r"x \in \{2, -3\}", "$-3, 2$", OK),  # membership
+    ("-3, 2", r"x = 2 \text{ or } x = -3", OK),  # the list against equations
+    ("x = 2 or x = 3", "$-3, 2$", NO),  # a sign lost
+    ("x = 2", "$-3, 2$", NO),  # an element missing
+    ("x = 2 or x = -3 or x = 5", "$-3, 2$", NO),  # an extra element
+    ("2 or 3", "3", NO),  # a hedge between two values
+    ("I think it is 2 or 3.", "3", NO),  # the same hedge in a sentence (was read as 3)
+    ("It is 2, or possibly 3", "3", NO),  # a hedge with a filler word
+    ("2 and/or 3", "3", NO),  # and/or
+    ("3 (or four)", "3", NO),  # a second value in parentheses, in words
+    (r"\boxed{3 \text{ (or 4)}}", "3", NO),  # ... inside the box
+    ("The answer is $3$ (or maybe $4$).", "3", NO),  # ... between formulas
+    ("The roots are $1$ and $2$.", r"\{1,2\}", OK),  # values joined in words between formulas: the set
+    ("The answer is 2 or 3.", "3", NO),  # ... after "The answer is"
+    (r"\boxed{2 \text{ or } 3}", "3", NO),  # ... in a box
+    (r"\emptyset", "$-3, 2$", NO),  # the empty set
+    ("no solution", r"\emptyset", OK),  # words for the empty set
+    (r"\varnothing", "No solution", OK),  # the other empty-set sign against words
+    ("no solution", "2", NO),  # claiming there is none
+    ("36, 108", "36, 36, 108", NO),  # a value the gold lists twice (a set would drop it)
+    ("36, 36, 108", "36, 36, 108", OK),  # all three
+    # ---- assignments against a tuple (by name when the gold names the variables)
+    ("a=1, b=2", "$(a,b)=(1,2)$", OK),  # assignments against the named tuple (was incorrect)
+    ("b=2, a=1", "$(a,b)=(1,2)$", OK),  # by name, any order
+    ("a=2, b=1", "$(a,b)=(1,2)$", NO),  # values swapped
+    ("a=1, c=2", "$(a,b)=(1,2)$", NO),  # another name
+    ("x = 6, y = 5", "(6,5)", OK),  # an unnamed gold: by position
+    ("x = 5, y = 6", "(6,5)", NO),  # by position, swapped
+    ("(3, -1)", "a = 3, b = -1", OK),  # a tuple against assignments written in order
+    ("(-1, 3)", "a = 3, b = -1", NO),  # reversed (was correct: compared as sets of values)
+    ("$(x, y) = (3, 4)$", "x = 3, y = 4", OK),  # a named tuple against the assignments
+    ("$(x, y) = (4, 3)$", "x = 3, y = 4", NO),  # named, values swapped (was correct)
+    # ---- quantities with units or words: element by element, never by the first number
+    ("12 apples, 25 pears, 15 plums", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", OK),  # plain words against \text units (was "numbers differ")
+    ("25 pears, 12 apples, 15 plums", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", OK),  # paired by unit
+    ("12 apples, 26 pears, 15 plums", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", NO),  # the second count wrong (math-verify: correct)
+    ("12 pears, 25 apples, 15 plums", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", NO),  # counts on the wrong items
+    ("12 apples, 25 pears", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", NO),  # an item missing
+    (r"$12 \text{ apples}, 30 \text{ pears}$", r"12 \text{ apples}, 25 \text{ pears}", NO),  # only the first count matches
+    ("12, 25, 15", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", OK),  # the counts alone, in order
+    ("12", r"12 \text{ apples}, 25 \text{ pears}, 15 \text{ plums}", NO),  # the first count alone
+    ("12 apples, 25 apples", r"12 \text{ apples}, 25 \text{ pears}", NO),  # the right counts on the wrong units
+    ("30 miles per hour, 40 miles per hour", r"30 \mathrm{mph}, 40 \mathrm{mph}", OK),  # units named another way: in order
+    # ---- degrees and radians, where the gold writes ^\circ or \pi
+    (r"\pi/3", r"$60^\circ$", OK),  # radians for a gold in degrees (was no_answer)
+    (r"\pi/6", r"$60^\circ$", NO),  # another angle
+    (r"60^\circ", r"\frac{\pi}{3}", OK),  # degrees for a gold in radians
+    ("60 degrees", r"\frac{\pi}{3}", OK),  # the word
+    (r"30^\circ", r"\frac{\pi}{3}", NO),  # another angle
+    ("60", r"\frac{\pi}{3}", NO),  # a bare number is not an angle in degrees
+    (r"\pi/3", "60", NO),  # the gold has no degree sign: nothing converts
+    # ---- answers in words
+    ("All even n", "$n$ is even", OK),  # the same description (was no_answer)
+    ("n is even", "All even integers $n$", OK),  # the other way round
+    ("All odd n", "$n$ is even", NO),  # the other parity
+    ("n is even or odd", "$n$ is even", NO),  # a description that names the gold as one option
+    ("n", "$n$ is even", NO),  # the gold's variable alone
+    ("even", "$n$ is even", NO),  # a word of it alone
+    ("all positive negative n", "all negative $n$", NO),  # an extra qualifier is not ignored
+    ("infinitely many solutions", "Infinite number of solutions", OK),  # same words, other forms
+    ("no solutions", "Infinite number of solutions", NO),  # the opposite
+    # ---- other forms
+    ("4.5e33", r"4.5 \times 10^{33}", OK),  # e-notation
+    (r"4.5 \times 10^{32}", "4.5e33", NO),  # e-notation gold, other power
+    ("x = 855,00", "855", OK),  # a decimal comma in a bare assignment
+    ("x=1 or x=-2", "-2,1", OK),  # a plain gold '-2,1' is also the list -2, 1
+    ("x=1 or x=2", "-2,1", NO),  # ... with the sign right
+    ("-2.1", "-2,1", OK),  # ... and still the decimal -2.1
+    ("twelve", "12", OK),  # a number in words (was no_answer)
+    ("eleven", "12", NO),  # another number in words
+    ("a", "1", NO),  # a variable, not "a" as in "a hundred"
+    ("infinity", r"\infty", OK),  # the word
+    ("-infinity", r"\infty", NO),  # the other end
+    ("x = 3 (double root)", "3", OK),  # a remark in parentheses after the value
+    ("x = 2 (double root)", "3", NO),  # ... with another value
+    ("2 sqrt(2)", r"2\sqrt{2}", OK),  # a function written as plain text
+    ("2 sqrt(3)", r"2\sqrt{2}", NO),  # ... another radicand
+    ("1 1/2", r"\frac{3}{2}", OK),  # a mixed number in plain text
+    ("1 1/3", r"\frac{3}{2}", NO),  # ... another one
+    (r"\begin{cases} x = 2 \\ y = 3 \end{cases}", "x=2, y=3", OK),  # a system's solution as cases
+    (r"\begin{cases} x = 3 \\ y = 2 \end{cases}", "x=2, y=3", NO),  # ... swapped
+    ("(1, 2)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", OK),  # a column vector written as a tuple
+    ("(2, 1)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", NO),  # ... reversed
+    ("(1, 2, 3)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", NO),  # ... another length
     # ---- bad gold
     ("5", "", BG),  # empty gold
     ("5", "???", BG),  # gold without any math

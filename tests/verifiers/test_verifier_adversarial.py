@@ -28,6 +28,13 @@ HOSTILE = [
     ("surrogate in gold", "\\boxed{4}", "\udfff", {Verdict.BAD_GOLD, Verdict.INCORRECT}),
     ("empty prediction", "", "4", {Verdict.NO_ANSWER}),
     ("empty gold", "\\boxed{4}", "", {Verdict.BAD_GOLD}),
+    # bare answers are parsed as LaTeX: the same limits hold without delimiters
+    ("bare power tower", "9^{9^{9^{9}}}", "1", {Verdict.TIMEOUT, Verdict.INCORRECT}),
+    ("bare factorial", "(10^7)!", "5", {Verdict.TIMEOUT, Verdict.INCORRECT}),
+    ("bare long sum", "+".join(["x"] * 600), "x", {Verdict.TIMEOUT, Verdict.INCORRECT}),
+    ("bare nested parentheses", "(" * 900 + "1" + ")" * 900, "1", set(Verdict) - {Verdict.BAD_GOLD, Verdict.ERROR}),
+    ("bare hedge list", ", ".join(str(i) for i in range(400)), "7", {Verdict.TIMEOUT, Verdict.INCORRECT}),
+    ("bare pm tuple", "(" + ", ".join(["\\pm 1"] * 40) + ")", "1", {Verdict.TIMEOUT, Verdict.INCORRECT}),
 ]
 
 

@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["verifiers.pool", "verifiers.api", "verifiers.sandbox", "verifiers.code_kind", "verifiers.cli", "verifiers.service"]
+MODULES = ["verifiers.pool", "verifiers.api", "verifiers.sandbox", "verifiers.code_kind", "verifiers.cli", "verifiers.service",
+           "verifiers._forms", "verifiers._numbers", "verifiers._spans", "verifiers.fastpath", "verifiers.math_kind"]
 
 
 @pytest.mark.parametrize("name", MODULES)
