@@ -1,5 +1,6 @@
-"""Checks `rl` runs before any model is loaded, so a run that cannot learn stops with a sentence
-instead of training on nothing.
+"""Checks that stop `rl` with a sentence instead of training on nothing: `check_policy_vocabulary`
+runs before any model is loaded; `TrainingStopped` is what a running loop raises when it cannot
+continue (repeated non-finite losses, all-None or constant rewards).
 
 `check_policy_vocabulary`: the prompts must be readable by the policy's tokenizer. The default
 policy is a character-level model for arithmetic (digits, `+-*=()`, space, newline): English
@@ -19,6 +20,10 @@ from typing import Any, Sequence
 
 CHECKED_ROWS = 256  # prompts looked at
 MAX_UNK_SHARE = 0.01  # a given model: refused when more than this share of prompt tokens are <unk>
+
+
+class TrainingStopped(RuntimeError):
+    """The run cannot continue (e.g. repeated non-finite losses); the message says why."""
 
 
 def check_policy_vocabulary(model: str | None, rows: Sequence[dict[str, Any]]) -> None:

@@ -162,15 +162,15 @@ def _install_shipped_policy(path: Path) -> None:
 
 def _build_policy(spec: DefaultPolicySpec, path: Path) -> None:
     """SFT exactly as `rewardlab sft <spec.sft_args()>` does (same rows, seed, kernels, one thread)."""
-    from training.data import load_rows
+    from training.data import load_prompt_rows
     from training.sft import SFTConfig, train_sft
 
     print(f"rewardlab: building the policy (tiny Llama, {spec.steps} SFT steps on {spec.task()}) -> {path}", flush=True)
     model, tok = tiny_policy(spec.model, seed=spec.seed)
     sft = SFTConfig(steps=spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed, eval_size=500,
                     eval_every=spec.steps)
-    rows = load_rows(spec.task(), split="train", seed=spec.seed)
-    eval_rows = load_rows(spec.task(), split="test", limit=sft.eval_size, seed=spec.seed)
+    rows = load_prompt_rows(spec.task(), split="train", seed=spec.seed)
+    eval_rows = load_prompt_rows(spec.task(), split="test", limit=sft.eval_size, seed=spec.seed)
     with cpu_threads(1):  # see RLConfig.cpu_threads; the same weights need the same thread count
         result = train_sft(model, tok, sft, rows=rows, eval_rows=eval_rows)
         environment = build_environment()
