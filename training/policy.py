@@ -17,15 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from rewardlab.runtime import cpu_threads  # noqa: F401  (re-exported: training.policy.cpu_threads)
+from rewardlab.runs import write_folder_atomically
+from rewardlab.runtime import cpu_threads
 from training.tokenizer import char_tokenizer
 
 
@@ -198,18 +197,13 @@ def _cpu_name() -> str:
 
 def save_policy_atomically(model: Any, tokenizer: Any, path: Path, extra: dict | None = None) -> None:
     """Write to a temp folder beside `path`, then rename: readers see all or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
-    try:
+    def write(tmp: Path) -> None:
         getattr(model, "module", model).save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         if extra is not None:
             (tmp / "rewardlab.json").write_text(json.dumps(extra, indent=2, default=str) + "\n")
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    write_folder_atomically(path, write)
 
 
 def load_policy(path: str | None = None, dtype: Any = None) -> tuple[Any, Any]:

@@ -358,7 +358,8 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
 
     from rewards import build_reward
     from training.data import load_prompt_rows, parse_task
-    from training.policy import cpu_threads, default_policy_path, load_policy
+    from rewardlab.runtime import cpu_threads
+    from training.policy import default_policy_path, load_policy
 
     out = Path(cfg.output_dir)
     gold_fn = build_reward(cfg.gold)

@@ -28,7 +28,7 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     from rewards.spec import is_learned
 
     from training.guards import check_policy_vocabulary
-    from training.run_dir import check_run_dir
+    from rewardlab.runs import check_run_dir
 
     check_run_dir(config.output_dir, config.resume, config.overwrite)
     reward_fn = build_reward(config.reward)

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from rewardlab.config import add_config_args, config_from_args, config_to_dict, save_config
+from rewardlab.runs import write_text_atomically
 from training.sft import SFTConfig
 
 
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     built = {"sft": {k: v for k, v in result.items() if k != "history"}, "data": args.data, "model": args.model,
              "config": config_to_dict(config), "built_with": build_environment()}
     save_policy_atomically(model, tokenizer, out / "model", extra=built)
-    (out / "sft_result.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomically(out / "sft_result.json", json.dumps(result, indent=2) + "\n")
     print(f"sft: {result['steps']} steps in {result['seconds']:.0f} s, held-out accuracy {result['accuracy']:.1%} "
           f"({result['eval_size']} prompts); model in {out / 'model'}")
     print(f"sft: weights sha256 {result['weights_sha256']}")

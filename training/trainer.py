@@ -29,14 +29,13 @@ from typing import Any
 
 import torch
 
+from rewardlab.runs import load_checkpoint, resume_checkpoint, save_checkpoint, start_run_dir, truncate_metrics
 from training.advantages import sequence_rewards
-from training.checkpoint import load_checkpoint, resume_checkpoint, save_checkpoint
 from training.collect import Batch, collect_batch, overlap_rounds, score_round
 from training.config import RLConfig
 from training.heldout import greedy_accuracy, heldout_eval
 from training.monitors import build_monitors
 from training.pipeline import BackgroundScorer
-from training.run_dir import start_run_dir
 from training.run_state import Run, prepare_run, setup_run
 from training.update import Advantages, compute_advantages, update_policy
 
@@ -44,7 +43,7 @@ from training.update import Advantages, compute_advantages, update_policy
 # ---------------------------------------------------------------- the loop
 def train(config: RLConfig, prepared: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run RL as configured; returns the summary (accuracy before/after, times, counts)."""
-    from training.policy import cpu_threads
+    from rewardlab.runtime import cpu_threads
 
     prepared = prepared or prepare_run(config)  # bad configuration fails here, before any model is loaded
     with cpu_threads(config.cpu_threads):
@@ -100,10 +99,10 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             if alarm and config.stop_on_alarm:
                 stopped = {"step": step, "reason": alarm}
             if (config.checkpoint_every and step % config.checkpoint_every == 0) or step == config.steps or stopped:  # 7. checkpoint
-                save_checkpoint(accelerator, ckpt_root, step, {
+                save_checkpoint(ckpt_root, step, lambda tmp: accelerator.save_state(str(tmp), safe_serialization=False), {
                     "stream": run.stream.state(), "counters": run.counters, "summary": summary,
                     "curriculum": run.curriculum.state() if run.curriculum is not None else [],
-                }, keep=config.keep_checkpoints)
+                }, keep=config.keep_checkpoints, accelerator=accelerator)
             if stopped:
                 break
     finally:
@@ -136,9 +135,8 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
         run.counters.update(state["counters"])
         if run.curriculum is not None:
             run.curriculum.load_state(state["curriculum"])
-        if accelerator.is_main_process and metrics_path.exists():  # drop lines logged after the checkpoint
-            kept = [ln for ln in metrics_path.read_text().splitlines() if ln.strip() and json.loads(ln)["step"] <= state["step"]]
-            metrics_path.write_text("".join(ln + "\n" for ln in kept))
+        if accelerator.is_main_process:
+            truncate_metrics(metrics_path, state["step"])
         accelerator.print(f"rl: resumed from {resume_from} (step {state['step']})")
         if run.vllm is not None:
             run.vllm.sync_weights(accelerator.unwrap_model(run.model))

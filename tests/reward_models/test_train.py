@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from reward_models import load_reward_model
-from reward_models.train import TrainRMConfig, last_checkpoint, train
+from reward_models.train import TrainRMConfig, train
+from rewardlab.runs import STATE_FILE, resume_checkpoint
 from rewardlab.cli import main
 
 
@@ -69,8 +70,10 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path, tiny_backbone):
 
     shutil.rmtree(killed / "final")
     shutil.rmtree(killed / "checkpoints" / "step-6")
-    (killed / ".tmp-checkpoints-step-6-999").mkdir()  # a half-written temp dir is ignored
-    assert last_checkpoint(killed).name == "step-4"
+    (killed / "checkpoints" / ".tmp-step-6").mkdir()  # a half-written temp dir is ignored
+    said = []
+    assert resume_checkpoint(killed / "checkpoints", log=said.append, command="train-rm").name == "step-4"
+    assert "falling back to step-4" in said[0]  # `latest` names the step-6 checkpoint, which is gone
     resumed = train(_cfg(tmp_path, tiny_backbone, "killed", resume=True), progress=False)
     a = load_reward_model(straight["final"], device="cpu").model.state_dict()
     b = load_reward_model(resumed["final"], device="cpu").model.state_dict()
@@ -171,7 +174,11 @@ def _killed_after_step_2(tmp_path, tiny_backbone, name):
 def test_resume_refuses_a_trainer_state_that_runs_code(tmp_path, tiny_backbone):
     out = _killed_after_step_2(tmp_path, tiny_backbone, "tampered")
     marker = tmp_path / "code-ran"
-    torch.save({"optimizer": _RunsCode(str(marker)), "scheduler": {}, "step": 2}, out / "checkpoints" / "step-2" / "trainer_state.pt")
+    ckpt = out / "checkpoints" / "step-2"
+    torch.save({"optimizer": _RunsCode(str(marker)), "scheduler": {}, "step": 2}, ckpt / "trainer_state.pt")
+    manifest = json.loads((ckpt / STATE_FILE).read_text())  # the forger also fixes the file list
+    manifest["files"]["trainer_state.pt"] = (ckpt / "trainer_state.pt").stat().st_size
+    (ckpt / STATE_FILE).write_text(json.dumps(manifest))
     with pytest.raises(ValueError, match="trainer_state.pt"):
         train(_cfg(tmp_path, tiny_backbone, "tampered", steps=4, eval_every=4, resume=True), progress=False)
     assert not marker.exists()  # loaded with weights_only=True: the payload never ran
