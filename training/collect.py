@@ -24,7 +24,7 @@ from training.pipeline import BackgroundScorer, Round, ScoredRound, concat_behav
 from training.rollout import Rollout, prompt_text, sample
 from training.run_state import Run
 from training.scoring import Scores, score
-from training.update import PolicyPass, no_grad_pass
+from training.forward import PolicyPass, no_grad_pass
 
 
 @dataclass

@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 import torch
 
-from training.update import PolicyPass
+from training.forward import PolicyPass
 
 
 @dataclass

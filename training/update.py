@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -21,20 +21,12 @@ from training.config import RLConfig
 from training.guards import TrainingStopped
 from training.kl import KL
 from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogate, clipped_value_loss
-from training.rollout import Rollout, token_logprobs
+from training.forward import no_grad_pass, policy_pass
 from training.scoring import token_rewards
 
 if TYPE_CHECKING:
     from training.collect import Batch
     from training.run_state import Run
-
-
-class PolicyPass(NamedTuple):
-    """A model's per-token outputs over a rollout's completions, each [N, C]."""
-
-    logprobs: torch.Tensor
-    entropy: torch.Tensor | None  # None when not asked for
-    values: torch.Tensor | None  # None without a value head
 
 
 @dataclass
@@ -170,30 +162,6 @@ def _count_bad_step(run: Run, bad: bool) -> None:
             f"{run.counters['bad_steps_in_a_row']} steps in a row had a non-finite loss or gradient "
             f"({run.counters['bad_steps_total']} in total); stopping. Lower --lr, set --max-grad-norm, or check the reward's scale."
         )
-
-
-# ---------------------------------------------------------------- forward passes
-def policy_pass(model, value_head, rollout: Rollout, idx, temperature: float, with_entropy: bool,
-                entropy_grad: bool = False) -> PolicyPass:
-    """logprobs, entropy, values [n, C] of the rows `idx` of the rollout."""
-    ids, attn = rollout.input_ids[idx], rollout.attention_mask[idx]
-    c = rollout.completion_ids.shape[1]
-    if value_head is None:
-        logprobs, entropy = token_logprobs(model, ids, attn, c, temperature, with_entropy, entropy_grad=entropy_grad)
-        return PolicyPass(logprobs, entropy, None)
-    logprobs, entropy, hidden = token_logprobs(model, ids, attn, c, temperature, with_entropy, return_hidden=True,
-                                               entropy_grad=entropy_grad)
-    values = value_head(hidden.to(next(value_head.parameters()).dtype)).squeeze(-1).float()
-    return PolicyPass(logprobs, entropy, values)
-
-
-@torch.no_grad()
-def no_grad_pass(model, value_head, rollout: Rollout, temperature: float, micro: int, with_entropy: bool) -> PolicyPass:
-    """`policy_pass` over the whole rollout in micro-batches of `micro` rows, without gradients."""
-    outs = [policy_pass(model, value_head, rollout, slice(s, s + micro), temperature, with_entropy)
-            for s in range(0, len(rollout.texts), micro)]
-    cat = lambda i: torch.cat([o[i] for o in outs]) if outs[0][i] is not None else None  # noqa: E731
-    return PolicyPass(cat(0), cat(1), cat(2))
 
 
 def token_sum(x: torch.Tensor, mask: torch.Tensor) -> float:

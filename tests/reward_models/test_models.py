@@ -154,7 +154,7 @@ def test_chat_messages_use_plain_rendering_without_template(tiny_backbone):
     assert (p, r) == ("user: 1+1=", "assistant: 2")
 
 
-@pytest.mark.parametrize("module", ["backbones", "encoding", "losses", "modeling", "scoring", "loading", "data", "generative"])
+@pytest.mark.parametrize("module", ["backbones", "encoding", "losses", "modeling", "scores", "loading", "data", "generative"])
 def test_docstring_examples(module):
     mod = __import__(f"reward_models.{module}", fromlist=["x"])
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
