@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from verifiers.pool import get_pool
-    from verifiers.service import TOKEN_ENV, ServiceLimits, create_app
+    from rewardlab.service import TOKEN_ENV, ServiceLimits
+    from verifiers.service import create_app
 
     token = config.token or os.environ.get(TOKEN_ENV) or None
     if config.host not in LOOPBACK and token is None:
