@@ -32,7 +32,7 @@ from reward_models import data as synthetic
 from reward_models.backbones import POOLING_CHOICES, default_backbone_path, is_causal_lm, load_tokenizer
 from reward_models.encoding import PairEncoder, collate
 from reward_models.evaluation import EVALUATORS, clip_eta, is_sample_rows
-from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rows, score_columns_of
+from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rm_rows, score_columns_of
 from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel, RewardModelConfig
 from reward_models.scoring import LoadedRewardModel
@@ -140,12 +140,12 @@ def prepare_data(cfg: TrainRMConfig) -> RMData:
         held = GENERATORS[fmt](cfg.n_eval, seed=cfg.seed, split="test")
         source = f"generated {fmt} data (arithmetic, seed {cfg.seed})"
     else:
-        rows = load_rows(cfg.data, prompt_column=cfg.prompt_column)
+        rows = load_rm_rows(cfg.data, prompt_column=cfg.prompt_column)
         fmt = detect_format(rows, cfg.kind, cfg.data)
         cols = score_columns_of(rows, cfg.score_columns, cfg.data) if fmt == "scored" else []
         check_rows(rows, fmt, cfg.data, cols)
         if cfg.eval_data:
-            train, held = rows, load_rows(cfg.eval_data, flag="--eval-data", prompt_column=cfg.prompt_column)
+            train, held = rows, load_rm_rows(cfg.eval_data, flag="--eval-data", prompt_column=cfg.prompt_column)
         else:
             train, held = heldout_split(rows, cfg.eval_fraction)
             if not train or not held:

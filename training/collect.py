@@ -21,9 +21,9 @@ from training.advantages import ESTIMATORS, negligible_spread
 from training.config import RLConfig
 from training.curriculum import group_variance_score
 from training.pipeline import BackgroundScorer, Round, ScoredRound, concat_behaviour, select_rows, wait_for
-from training.rollout import Rollout, prompt_text, sample
+from training.rollout import Rollout, render_prompt, sample
 from training.run_state import Run
-from training.scoring import Scores, score
+from training.reward_calls import Scores, score
 from training.forward import PolicyPass, no_grad_pass
 
 
@@ -58,7 +58,7 @@ class KeptGroups:
 def generate_rollouts(run: Run, rows: list[dict]) -> tuple[list[str], Rollout]:
     """G completions for each prompt of `rows`: (prompt texts, rollout)."""
     c, G = run.config, run.config.group_size
-    prompts = [prompt_text(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
+    prompts = [render_prompt(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
     if run.vllm is not None:
         rollout = run.vllm.sample(prompts, G, c.max_new_tokens, c.temperature, c.top_p, c.top_k, c.stop, run.accelerator.device)
     else:

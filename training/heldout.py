@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from training.collect import rollout_columns
-from training.rollout import generate, prompt_text
+from training.rollout import generate, render_prompt
 from training.run_state import Run
-from training.scoring import score
+from training.reward_calls import score
 from verifiers.closeness import closeness, is_numeric_answer
 
 
@@ -17,7 +17,7 @@ def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
     if run.accuracy_fn is None or not rows:
         return {}
     c = run.config
-    prompts = [prompt_text(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
+    prompts = [render_prompt(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
     outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
                                    max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]
     s = score(run.accuracy_fn, prompts, outs, rollout_columns(rows, 1))

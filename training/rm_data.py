@@ -149,7 +149,7 @@ def near_miss_variants(completion: str, rng: random.Random, k: int) -> list[str]
 
 
 def gold_rewards(gold_fn: Any, prompts: Sequence[str], completions: Sequence[str], columns: dict[str, list]) -> list[float | None]:
-    from training.scoring import score
+    from training.reward_calls import score
 
     return score(gold_fn, prompts, completions, columns).totals
 
@@ -179,10 +179,10 @@ class Sampler:
 def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataConfig, separator: str,
                 step_mode: str, near_misses: int, rng: random.Random, gold_completions: str = "") -> list[dict]:
     """Sample, label and (optionally) step-label one shard of prompts: one record per prompt."""
-    from training.rollout import prompt_text
+    from training.rollout import render_prompt
     from training.step_labels import check_steps, checkable, mc_labels, mc_prefixes, split_steps
 
-    prompts = [prompt_text(sampler.tokenizer, r["prompt"], cfg.chat_template) for r in rows]
+    prompts = [render_prompt(sampler.tokenizer, r["prompt"], cfg.chat_template) for r in rows]
     texts = sampler.complete(prompts, cfg.samples)
     keys = [k for k in rows[0] if k != "prompt"]
     flat_p = [p for p, t in zip(prompts, texts) for _ in t]
@@ -378,7 +378,7 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
         if "prompt" not in rows[0]:
             raise ValueError(f"--data {cfg.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
     from training.data import check_columns
-    from training.scoring import required_columns
+    from training.reward_calls import required_columns
 
     check_columns(splits["train"], sorted(required_columns(gold_fn)), cfg.data)
     if cfg.gold_completions and cfg.gold_completions not in splits["train"][0]:

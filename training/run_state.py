@@ -18,7 +18,7 @@ from training.advantages import ESTIMATORS
 from training.config import LEARNED_KL, RLConfig
 from training.curriculum import VarianceCurriculum
 from training.data import PromptStream, check_columns, load_prompt_rows, parse_task
-from training.scoring import required_columns
+from training.reward_calls import required_columns
 
 
 def prepare_run(config: RLConfig) -> dict[str, Any]:

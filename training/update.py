@@ -22,7 +22,7 @@ from training.guards import TrainingStopped
 from training.kl import KL
 from training.losses import AGGREGATIONS, BatchNorm, approx_kl, clipped_surrogate, clipped_value_loss
 from training.forward import no_grad_pass, policy_pass
-from training.scoring import token_rewards
+from training.reward_calls import token_rewards
 
 if TYPE_CHECKING:
     from training.collect import Batch

@@ -48,7 +48,7 @@ def test_ood_monitor_api_and_check_mode(bt_rm_path, tmp_path):
     from reward_models import load_reward_model
     from reward_models.data import make_preference_rows
 
-    from eval.ood import OODMonitor
+    from reward_models.ood import OODMonitor
     from eval.shifts import shift_text
 
     rm = load_reward_model(bt_rm_path)
