@@ -16,7 +16,7 @@ DATA_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
 RM_KIND_TO_DATA = {"bt": "preference", "prm": "stepwise", "quantile": "scored"}
 
 
-def check_columns(rows: Sequence[dict[str, Any]], data_kind: str, source: str = "data") -> None:
+def check_rm_columns(rows: Sequence[dict[str, Any]], data_kind: str, source: str = "data") -> None:
     """A clear error naming the missing columns (and what the kind expects)."""
     required, _ = DATA_KINDS[data_kind]
     if not rows:
@@ -44,10 +44,10 @@ def rows_or_default(source: str | None, data_kind: str, n: int, split: str, seed
         from reward_models.loading import load_rm_rows
 
         rows = load_rm_rows(source, flag=what, prompt_column=prompt_column)[:n]
-        check_columns(rows, data_kind, source=f"{what} {source}")
+        check_rm_columns(rows, data_kind, source=f"{what} {source}")
         if data_kind != "scored":  # every row checked before any model work (scored columns are the model's)
             check_rows(rows, data_kind, f"{what} {source}")
     else:
         rows = default_rows(data_kind, n, split, seed)
-    check_columns(rows, data_kind, source=f"{what} {source}" if source else f"default {split} {data_kind} rows")
+    check_rm_columns(rows, data_kind, source=f"{what} {source}" if source else f"default {split} {data_kind} rows")
     return rows

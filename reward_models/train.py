@@ -440,7 +440,7 @@ class BatchSampler:
         return out
 
 
-def prompt_groups(rows: list[dict]) -> list[list[int]] | None:
+def rows_by_prompt(rows: list[dict]) -> list[list[int]] | None:
     """Row indices grouped by prompt (first appearance order), or None when no prompt repeats."""
     by_prompt: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -602,7 +602,7 @@ def setup_training(run: RMRun) -> None:
     enc = PairEncoder(run.tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos,
                       chat_template=getattr(model.config, "use_chat_template", None))
     run.items = encode_rows(enc, data.train_rows, data.fmt, data.cols, cfg.step_separator)
-    run.sampler = BatchSampler(len(run.items), cfg.batch_size, cfg.seed, prompt_groups(data.train_rows))
+    run.sampler = BatchSampler(len(run.items), cfg.batch_size, cfg.seed, rows_by_prompt(data.train_rows))
     first = [float(r[data.cols[0]]) for r in data.train_rows] if data.fmt == "scored" else [0.0, 1.0]
     run.rank_unit = max((max(first) - min(first)) / 10, 1e-6)
     if cfg.disable_dropout:

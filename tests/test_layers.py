@@ -115,3 +115,19 @@ def test_imports_only_point_down(layer):
             if layer_of(target) > layer_of(module):
                 up.append(f"{module} -> {target}")
     assert up == []
+
+
+# one name, one meaning: these are defined once per command or service on purpose
+SAME_MEANING = {"configure", "run", "main",  # every command module (rewardlab/cli.py's protocol)
+                "create_app",  # each HTTP service's app
+                "train"}  # each package's training entry point (rl, train-rm)
+
+
+def test_public_names_have_one_home():
+    homes: dict[str, list[str]] = {}
+    for name, path in project_modules().items():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                homes.setdefault(node.name, []).append(name)
+    shared = {name: modules for name, modules in homes.items() if len(modules) > 1 and name not in SAME_MEANING}
+    assert shared == {}

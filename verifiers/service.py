@@ -59,14 +59,14 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     from verifiers._common import check_plain_options
     from verifiers.api import default_timeout as kind_timeout
     from verifiers.api import verify_items
-    from verifiers.code_kind import SANDBOX_OPTIONS, check_options
+    from verifiers.code_kind import SANDBOX_OPTIONS, check_code_options
     from verifiers.pool import get_pool
     from verifiers.registry import KINDS, kind_names
 
     sandbox = dict(sandbox or {})
     if set(sandbox) - SANDBOX_OPTIONS:
         raise ValueError(f"sandbox policy: unknown setting(s) {sorted(set(sandbox) - SANDBOX_OPTIONS)}; valid: {sorted(SANDBOX_OPTIONS)}")
-    check_options(sandbox)
+    check_code_options(sandbox)
     operator_only = {"code": SANDBOX_OPTIONS}  # kind -> options only the operator sets
 
     app = FastAPI(title="rewardlab verifier service", version="1")

@@ -12,7 +12,7 @@ import torch
 from reward_models import load_reward_model
 from reward_models.encoding import PairEncoder
 from reward_models.modeling import RewardModel
-from reward_models.train import BatchSampler, TrainRMConfig, encode_rows, make_batch, prompt_groups, train
+from reward_models.train import BatchSampler, TrainRMConfig, encode_rows, make_batch, rows_by_prompt, train
 from training.policy import load_policy
 
 
@@ -63,7 +63,7 @@ def test_a_batch_forwards_each_distinct_response_once(tiny_causal_lm):
 
 def test_prompt_groups_stay_together_in_batches():
     rows = [{"prompt": p} for p in "aabbbc"]
-    groups = prompt_groups(rows)
+    groups = rows_by_prompt(rows)
     assert groups == [[0, 1], [2, 3, 4], [5]]
     sampler = BatchSampler(6, 3, seed=0, groups=groups)
     order = sampler.indices(0) + sampler.indices(1)
@@ -71,7 +71,7 @@ def test_prompt_groups_stay_together_in_batches():
     for prompt in "abc":  # a prompt's rows are consecutive in the epoch's order
         positions = [k for k, i in enumerate(order) if rows[i]["prompt"] == prompt]
         assert positions == list(range(positions[0], positions[0] + len(positions)))
-    assert prompt_groups([{"prompt": "a"}, {"prompt": "b"}]) is None  # no prompt repeats: plain shuffling
+    assert rows_by_prompt([{"prompt": "a"}, {"prompt": "b"}]) is None  # no prompt repeats: plain shuffling
 
 
 def _samples(path, n):
