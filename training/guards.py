@@ -10,7 +10,7 @@ prompts would become `<unk>` tokens, and a run on them trains on noise.
 >>> check_policy_vocabulary(None, [{"prompt": "How many clips did Natalia sell?"}])
 Traceback (most recent call last):
 ...
-ValueError: --data: the default policy is a tiny character-level model for arithmetic; it cannot read 1 of 1 prompts (characters such as 'H', 'a', 'c', 'd', 'e', 'i', 'l', 'm' would become <unk>). Pass --model with a model for this data (a local folder or a hub name)
+ValueError: --data: the default policy is a tiny character-level model for arithmetic; it cannot read 1 of 1 prompts (characters such as '?', 'H', 'N', 'a', 'c', 'd', 'e', 'i' would become <unk>). Pass --model with a model for this data (a local folder or a hub name)
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ linearly to 0 at a relative error of 10% (`BADLY_WRONG`), and 0 when either side
 
 >>> closeness("579", "579"), closeness("580", "579"), closeness("666678", "579"), closeness("", "579")
 (1.0, 0.9827288428324698, 0.0, 0.0)
->>> is_numeric_answer("1,234.5"), is_numeric_answer("x + 1")
+>>> is_numeric_answer("1,234.5"), is_numeric_answer("yes")
 (True, False)
 """
 

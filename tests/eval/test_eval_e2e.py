@@ -78,8 +78,23 @@ def test_eval_rm_prm(prm_rm_path, tmp_path):
                  "--shift-fields", "response", "--out", str(out), *QUICK]) == 0
     res = _report(out)["results"]
     assert res["kind"] == "prm" and res["n_solutions"] == 48
-    for key in ("step_accuracy", "first_error_accuracy", "step_auroc"):
-        assert 0.0 <= res[key] <= 1.0
+    # the same numbers counted by hand from the model's own step scores on the same 48 held-out rows
+    from eval.data import rows_or_default
+    from reward_models import load_reward_model
+
+    rows = rows_or_default(None, "stepwise", 48, "test", 0)
+    probs = [s.step_probs for s in load_reward_model(prm_rm_path, device="cpu").score(
+        [r.get("prompt", "") for r in rows], [list(r["completions"]) for r in rows])]
+    pairs = [(p >= 0.5, y) for ps, r in zip(probs, rows) for p, y in zip(ps, r["labels"])]
+    assert res["n_steps"] == len(pairs)
+    assert res["step_accuracy"] == pytest.approx(sum(pred == y for pred, y in pairs) / len(pairs))
+
+    def first_wrong(flags):
+        return next((k for k, ok in enumerate(flags) if not ok), -1)
+
+    hits = [first_wrong([p >= 0.5 for p in ps]) == first_wrong(r["labels"]) for ps, r in zip(probs, rows)]
+    assert res["first_error_accuracy"] == pytest.approx(sum(hits) / len(hits))
+    assert res["step_auroc"] > 0.5  # the 15-step PRM ranks right steps above wrong ones
     assert res["ood"][0]["detector"] == "mahalanobis"
 
 

@@ -92,13 +92,3 @@ def test_audit_agreement_confusion_and_kappa():
     # rows: A's verdicts; columns: B's
     assert table["correct"]["correct"] == 1 and table["correct"]["incorrect"] == 1
     assert table["no_answer"]["incorrect"] == 1 and table["incorrect"]["incorrect"] == 2
-
-
-@pytest.mark.parametrize("module", ["reward_models.metrics", "eval.shifts", "eval.passk", "eval.report", "eval.audit"])
-def test_docstring_examples(module):
-    # the `>>>` examples in the public docstrings run and hold
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.attempted > 0 and result.failed == 0
