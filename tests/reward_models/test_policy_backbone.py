@@ -101,7 +101,9 @@ def test_train_rm_on_a_policy_backbone_regularises_and_saves_an_ood_detector(tin
     rm = load_reward_model(out / "final", device="cpu")
     assert rm.ood is not None and (out / "final" / "ood.npz").exists()
     report = rm.ood.check(["1+1=", "1+1="], ["2", "abc"])
-    assert report.n == 2 and 0.0 <= report.flagged_fraction <= 1.0
+    # each sample is flagged when its distance passes the detector's threshold; the fraction counts them
+    assert report.flagged == [d > report.threshold for d in report.scores]
+    assert report.n == 2 and report.flagged_fraction == sum(report.flagged) / 2
 
 
 def test_embed_after_score_reuses_the_forward(tiny_causal_lm, monkeypatch):

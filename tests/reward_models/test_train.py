@@ -121,8 +121,16 @@ def test_quantile_from_a_preference_file_with_a_held_out_share(tmp_path, tiny_ba
     cfg = _cfg(tmp_path, tiny_backbone, "qrm-pref", kind="quantile", data=data, eval_fraction=0.2, steps=3, eval_every=3, save_every=3)
     result = train(cfg, progress=False)
     assert result["format"] == "preference" and result["n_train"] + result["n_eval"] == len(rows)
-    assert 0.0 <= result["eval"]["pairwise_accuracy"] <= 1.0
-    score = load_reward_model(result["final"], device="cpu").score(["1+1="], ["The answer is 2."])[0]
+    # the logged accuracy is the final model's, counted by hand on the prompts the hash held out
+    from reward_models.loading import heldout_split
+
+    rm = load_reward_model(result["final"], device="cpu")
+    _, held = heldout_split(rows, 0.2)
+    chosen = rm.score([r["prompt"] for r in held], [r["chosen"] for r in held])
+    rejected = rm.score([r["prompt"] for r in held], [r["rejected"] for r in held])
+    wins = [c.mean > r.mean for c, r in zip(chosen, rejected)]
+    assert len(held) == result["n_eval"] and result["eval"]["pairwise_accuracy"] == pytest.approx(sum(wins) / len(wins))
+    score = rm.score(["1+1="], ["The answer is 2."])[0]
     assert len(score.quantiles) == 19 and score.gate == {"score": 1.0}
 
 
