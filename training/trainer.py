@@ -99,10 +99,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             if alarm and config.stop_on_alarm:
                 stopped = {"step": step, "reason": alarm}
             if (config.checkpoint_every and step % config.checkpoint_every == 0) or step == config.steps or stopped:  # 7. checkpoint
-                save_checkpoint(ckpt_root, step, lambda tmp: accelerator.save_state(str(tmp), safe_serialization=False), {
-                    "stream": run.stream.state(), "counters": run.counters, "summary": summary,
-                    "curriculum": run.curriculum.state() if run.curriculum is not None else [],
-                }, keep=config.keep_checkpoints, accelerator=accelerator)
+                _checkpoint(run, ckpt_root, step, summary)
             if stopped:
                 break
     finally:
@@ -124,6 +121,14 @@ def _write(log_file, tb, record: dict[str, Any]) -> None:
         for k, v in record.items():
             if isinstance(v, (int, float)):
                 tb.add_scalar(k, v, record["step"])
+
+
+def _checkpoint(run: Run, root: Path, step: int, summary: dict[str, Any]) -> None:
+    """What accelerate saves (model, optimizer, scheduler, RNG states) plus the loop's own state."""
+    state = {"stream": run.stream.state(), "counters": run.counters, "summary": summary,
+             "curriculum": run.curriculum.state() if run.curriculum is not None else []}
+    save_checkpoint(root, step, lambda tmp: run.accelerator.save_state(str(tmp), safe_serialization=False), state,
+                    keep=run.config.keep_checkpoints, accelerator=run.accelerator)
 
 
 def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eval_rows: list[dict]) -> tuple[int, dict[str, Any]]:
