@@ -22,7 +22,10 @@ MIN_LIFT = 0.08
 
 
 @pytest.mark.slow
-def test_shortened_default_run_raises_heldout_accuracy(tmp_path, capsys):
+def test_shortened_default_run_raises_heldout_accuracy(tmp_path, capsys, monkeypatch):
+    # a cache of its own: the session's may already hold the policy (another test copied it there),
+    # and then the first-use message this test reads is never printed
+    monkeypatch.setenv("REWARDLAB_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "run"
     code = rewardlab(["rl", "--reward", "verifier:math", "--steps", "40", "--prompts-per-step", "32",
                       "--eval-every", "0", "--checkpoint-every", "0", "--output-dir", str(out)])
