@@ -12,7 +12,8 @@ import torch
 from reward_models import load_reward_model
 from reward_models.encoding import PairEncoder
 from reward_models.modeling import RewardModel
-from reward_models.train import BatchSampler, TrainRMConfig, encode_rows, make_batch, rows_by_prompt, train
+from reward_models.batches import BatchSampler, encode_rows, make_batch, rows_by_prompt
+from reward_models.train import TrainRMConfig, train
 from training.policy import load_policy
 
 

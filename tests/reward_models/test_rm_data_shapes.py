@@ -78,7 +78,7 @@ def test_chat_templates_render_the_same_text_in_training_and_in_rl_scoring(tmp_p
     hands the reward the data's prompt string and the completion string. Both must be the same
     tokens (before, training used the template and scoring did not, or the reverse)."""
     from reward_models.scoring import LoadedRewardModel
-    from reward_models.train import encode_rows
+    from reward_models.batches import encode_rows
     from rewards.learned import ScalarRMReward
     from transformers import LlamaConfig, LlamaModel
 

@@ -137,7 +137,7 @@ def test_quantile_from_a_preference_file_with_a_held_out_share(tmp_path, tiny_ba
 @pytest.mark.parametrize("kind, key", [("bt", "rewards"), ("quantile", "quantiles"), ("prm", "step_logits")])
 def test_length_sorted_chunks_give_the_same_outputs(tiny_backbone, kind, key):
     from reward_models.modeling import RewardModel
-    from reward_models.train import forward_by_length
+    from reward_models.batches import forward_by_length
 
     model = RewardModel.from_backbone(tiny_backbone, kind).eval()
     lengths = [5, 12, 3, 9, 7, 12, 4, 6]  # right-padded rows of different lengths
