@@ -42,12 +42,12 @@ def common_args(p: argparse.ArgumentParser) -> None:
 
 def held_out_accuracy(model_dir: str, args) -> float:
     from rewards import build_reward
-    from training.data import load_rows
+    from training.data import load_prompt_rows
     from training.policy import load_policy
     from training.rollout import generate
 
     model, tok = load_policy(model_dir)
-    rows = load_rows(args.data, split="test", limit=args.eval_size)
+    rows = load_prompt_rows(args.data, split="test", limit=args.eval_size)
     outs = generate(model, tok, [r["prompt"] for r in rows], max_new_tokens=args.max_new_tokens, temperature=0)
     fn = build_reward("verifier:math")
     scores = fn([r["prompt"] for r in rows], [o[0] for o in outs], answer=[r["answer"] for r in rows])
@@ -80,11 +80,11 @@ def run_trl(args, out: Path) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     from rewards import build_reward
-    from training.data import load_rows
+    from training.data import load_prompt_rows
     from training.policy import load_policy, save_policy_atomically
 
     model, tok = load_policy(args.model)
-    rows = load_rows(args.data, split="train", seed=args.seed)
+    rows = load_prompt_rows(args.data, split="train", seed=args.seed)
     ds = datasets.Dataset.from_list([{"prompt": r["prompt"], "answer": r["answer"]} for r in rows])
     completions = args.prompts * args.group_size
     cfg = GRPOConfig(

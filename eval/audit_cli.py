@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     cfg = config_from_args(AuditConfig, args)
     from eval.audit import audit, build_auditor
-    from eval.data import load_rows
+    from rewardlab.tables import read_table
     from eval.report import Report, Table
 
     out = Path(cfg.out)
-    rows = load_rows(cfg.input, limit=cfg.limit or None)
+    rows = read_table(str(cfg.input), "train", flag="--data")[: cfg.limit or None]
     if not rows:
         raise ValueError(f"--input {cfg.input}: no rows")
     pcol = _column(rows, cfg.prediction_column, ("completion", "response"), "--prediction-column")

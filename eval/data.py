@@ -1,9 +1,9 @@
-"""Loading evaluation rows: a JSONL / JSON / Parquet / CSV file or a hub dataset name (via
-`datasets`), or the project's synthetic generators when no file is given."""
+"""Reward-model evaluation rows: a file or hub dataset in the formats of `reward_models.loading`,
+or the project's synthetic generators when no file is given. (Plain tables are read with
+`rewardlab.tables.read_table`.)"""
 
 from __future__ import annotations
 
-from pathlib import Path  # noqa: F401  (annotations)
 from typing import Any, Sequence
 
 
@@ -16,17 +16,7 @@ DATA_KINDS: dict[str, tuple[tuple[str, ...], str]] = {
 RM_KIND_TO_DATA = {"bt": "preference", "prm": "stepwise", "quantile": "scored"}
 
 
-def load_rows(source: str | Path, split: str = "train", limit: int | None = None, flag: str = "--data") -> list[dict[str, Any]]:
-    """Rows of a local file (by extension) or a hub dataset name, as plain dicts
-    (`rewardlab.tables.read_table`: a missing local file is never looked up on the hub, empty data
-    is an error)."""
-    from rewardlab.tables import read_table
-
-    rows = read_table(str(source), split, flag=flag)
-    return rows[:limit] if limit else rows
-
-
-def check_columns(rows: Sequence[dict[str, Any]], data_kind: str, source: str = "data") -> None:
+def check_rm_columns(rows: Sequence[dict[str, Any]], data_kind: str, source: str = "data") -> None:
     """A clear error naming the missing columns (and what the kind expects)."""
     required, _ = DATA_KINDS[data_kind]
     if not rows:
@@ -51,13 +41,13 @@ def rows_or_default(source: str | None, data_kind: str, n: int, split: str, seed
     prompt extracted, Math-Shepherd / ProcessBench rows as stepwise rows), or generated rows."""
     if source:
         from reward_models.loading import check_rows
-        from reward_models.loading import load_rows as load_rm_rows
+        from reward_models.loading import load_rm_rows
 
         rows = load_rm_rows(source, flag=what, prompt_column=prompt_column)[:n]
-        check_columns(rows, data_kind, source=f"{what} {source}")
+        check_rm_columns(rows, data_kind, source=f"{what} {source}")
         if data_kind != "scored":  # every row checked before any model work (scored columns are the model's)
             check_rows(rows, data_kind, f"{what} {source}")
     else:
         rows = default_rows(data_kind, n, split, seed)
-    check_columns(rows, data_kind, source=f"{what} {source}" if source else f"default {split} {data_kind} rows")
+    check_rm_columns(rows, data_kind, source=f"{what} {source}" if source else f"default {split} {data_kind} rows")
     return rows

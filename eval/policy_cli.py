@@ -66,9 +66,9 @@ def load_prompts(cfg: EvalPolicyConfig) -> list[dict]:
         return ArithmeticTask(digits=cfg.digits, n_terms=cfg.n_terms, ops=cfg.ops).sample(cfg.n_prompts, seed=cfg.seed, split="test")
     from rewardlab.tables import PROMPT_FALLBACKS, use_columns
 
-    from eval.data import load_rows
+    from rewardlab.tables import read_table
 
-    rows = load_rows(cfg.data, limit=cfg.n_prompts)
+    rows = read_table(str(cfg.data), "train", flag="--data")[: cfg.n_prompts or None]
     use_columns(rows, {"prompt": (cfg.prompt_column, PROMPT_FALLBACKS, "--prompt-column"),
                        "answer": (cfg.answer_column, (), "--answer-column")}, f"--data {cfg.data!r}")
     return rows

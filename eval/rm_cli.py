@@ -90,13 +90,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run_check(rm: Any, cfg: EvalRMConfig, out: Path):
     """Fit the OOD monitor on in-distribution rows and check the samples file."""
-    from eval.data import RM_KIND_TO_DATA, load_rows, rows_or_default
-    from eval.ood import OODMonitor
+    from eval.data import RM_KIND_TO_DATA, rows_or_default
+    from rewardlab.tables import read_table
+    from reward_models.ood import OODMonitor
     from eval.report import Report, Table
 
     train_rows = rows_or_default(cfg.train_data, RM_KIND_TO_DATA[rm.kind], cfg.n_train, "train", cfg.seed, "--train-data")
     monitor = OODMonitor.fit(rm, train_rows, target_fpr=cfg.target_fpr, seed=cfg.seed, batch_size=cfg.batch_size)
-    samples = load_rows(cfg.samples)
+    samples = read_table(str(cfg.samples), "train", flag="--data")
     col = next((c for c in ("response", "completion") if samples and c in samples[0]), None)
     if col is None:
         raise ValueError(f"--samples {cfg.samples}: needs a `response` (or `completion`) column; found {sorted(samples[0]) if samples else []}")

@@ -16,11 +16,12 @@ from typing import Any, Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
-from eval import metrics, plots
+from eval import plots
 from eval.data import RM_KIND_TO_DATA, rows_or_default
-from eval.ood import LOGIT_DETECTORS, Gaussian, pair_logits, rows_to_texts
 from eval.report import Report, Table
 from eval.shifts import shift_rows
+from reward_models import metrics
+from reward_models.ood import LOGIT_DETECTORS, Gaussian, pair_logits, rows_to_texts
 
 
 def _prompts(rows: Sequence[dict[str, Any]]) -> list[Any]:
@@ -185,7 +186,7 @@ def evaluate_quantile(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict
     for name, q in targets.items():
         y = np.asarray([float(r[name]) for r in rows])
         table.append({"attribute": name, "n": len(rows), "coverage_10_90": metrics.interval_coverage(taus, q, y, 0.1, 0.9),
-                      "nominal": 0.8, "pinball": metrics.pinball_loss(taus, q, y),
+                      "nominal": 0.8, "pinball": metrics.mean_pinball_loss(taus, q, y),
                       "mae_of_median": float(np.mean(np.abs(metrics.quantiles_at(taus, q, 0.5) - y)))})
     rep.tables.append(Table("Quantile metrics (interval coverage of the 10-90% band, pinball loss)", table))
     rep.results = {"kind": "quantile", "attributes": table, "ood": _ood_only(rm, rows, train_rows, cfg, out, rep)}

@@ -6,7 +6,8 @@
 """
 
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel, RewardModelConfig
-from reward_models.scoring import LoadedRewardModel, QuantileScore, StepScores, load_reward_model
+from reward_models.scores import QuantileScore, StepScores
+from reward_models.scoring import LoadedRewardModel, load_reward_model
 
 __all__ = [
     "DEFAULT_TAUS",

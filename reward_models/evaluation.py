@@ -1,5 +1,7 @@
-"""Held-out evaluation used during training: pairwise accuracy (bt, quantile), pinball loss
-(quantile), step accuracy / AUROC (prm), overall and per error type when rows carry one.
+"""The held-out evaluation `train-rm` runs while it trains (and `--stop-at` reads): pairwise
+accuracy (bt, quantile), pinball loss (quantile), step accuracy / AUROC (prm), overall and per
+error type when rows carry one. The metrics as pure functions over arrays are in
+`reward_models.metrics`; `rewardlab eval-rm` (eval/) builds its reports from those.
 
 Every function takes a `LoadedRewardModel`-like object (`score`, `kind`) and rows in the
 training formats, and returns a flat dict of floats (names are what the metrics log shows).
@@ -20,7 +22,7 @@ def _reward_of(item: Any) -> float:
     return item.mean if hasattr(item, "mean") else float(item)
 
 
-def pairwise_accuracy(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int = 64) -> dict[str, float]:
+def preference_metrics(rm: Any, rows: Sequence[dict[str, Any]], batch_size: int = 64) -> dict[str, float]:
     """Share of preference pairs where score(chosen) > score(rejected) (mean for quantile RMs)."""
     prompts = [r.get("prompt", "") for r in rows]
     chosen = rm.score(prompts, [r["chosen"] for r in rows], batch_size=batch_size)
@@ -169,8 +171,8 @@ def is_sample_rows(rows: Sequence[dict[str, Any]]) -> bool:
 
 # (kind, data format) -> evaluation function(rm, rows, score_columns, batch_size)
 EVALUATORS: dict[tuple[str, str], Callable[..., dict[str, float]]] = {
-    ("bt", "preference"): lambda rm, rows, cols, bs: pairwise_accuracy(rm, rows, bs),
-    ("quantile", "preference"): lambda rm, rows, cols, bs: pairwise_accuracy(rm, rows, bs),
+    ("bt", "preference"): lambda rm, rows, cols, bs: preference_metrics(rm, rows, bs),
+    ("quantile", "preference"): lambda rm, rows, cols, bs: preference_metrics(rm, rows, bs),
     ("quantile", "scored"): quantile_metrics,
     ("prm", "stepwise"): lambda rm, rows, cols, bs: step_metrics(rm, rows, bs),
     ("bt", "samples"): lambda rm, rows, cols, bs: sample_metrics(rm, rows, bs),

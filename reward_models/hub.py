@@ -31,6 +31,7 @@ import torch
 
 from reward_models.backbones import POOLERS, is_decoder_config
 from reward_models.encoding import is_messages
+from reward_models.scores import StepScores, check_pairs
 
 DEFAULT_MAX_LENGTH = 4096
 STEP_TAG_DEFAULTS = {"tag": "ки", "good": "+", "bad": "-"}  # Math-Shepherd
@@ -101,13 +102,6 @@ class _HubModel:
             yield idx, ids.to(self.device), mask.to(self.device)
 
 
-def _check_pairs(prompts: Sequence[Any], others: Sequence[Any], name: str) -> None:
-    if isinstance(prompts, str) or isinstance(others, str):
-        raise TypeError(f"prompts and {name} must be lists (one item each), not a single string")
-    if len(prompts) != len(others):
-        raise ValueError(f"got {len(prompts)} prompts but {len(others)} {name}; pass one per prompt")
-
-
 class SequenceRM(_HubModel):
     """An `AutoModelForSequenceClassification` reward model (see the module docstring)."""
 
@@ -133,7 +127,7 @@ class SequenceRM(_HubModel):
 
     @torch.no_grad()
     def _forward(self, prompts, responses, batch_size, hidden: bool = False) -> list[torch.Tensor]:
-        _check_pairs(prompts, responses, "responses")
+        check_pairs(prompts, responses, "responses")
         items = [self.encode(p, r) for p, r in zip(prompts, responses)]
         out: list[torch.Tensor] = [torch.zeros(0)] * len(items)
         for idx, ids, mask in self._batches(items, batch_size):
@@ -187,9 +181,7 @@ class _TagPRM(_HubModel):
 
     @torch.no_grad()
     def score(self, prompts: Sequence[Any], steps: Sequence[Sequence[str]], batch_size: int | None = None) -> list[Any]:
-        from reward_models.scoring import StepScores
-
-        _check_pairs(prompts, steps, "step lists")
+        check_pairs(prompts, steps, "step lists")
         for i, s in enumerate(steps):
             if isinstance(s, str) or not all(isinstance(x, str) for x in s):
                 raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i + 1} is {type(s).__name__}")

@@ -47,7 +47,7 @@ STEP_TAG = "ки"  # Math-Shepherd's step tag
 NOT_SCORES = {"prompt", "response", "chosen", "rejected", "completions", "labels", "answer", "error_type", "margin", "id"}
 
 
-def load_rows(source: str, split: str = "train", flag: str = "--data", prompt_column: str = "prompt") -> list[dict[str, Any]]:
+def load_rm_rows(source: str, split: str = "train", flag: str = "--data", prompt_column: str = "prompt") -> list[dict[str, Any]]:
     """Rows of a local JSONL/JSON/Parquet/CSV file, or of split `split` of a hub dataset, in the
     formats above (`normalize_rows`); `prompt_column` names the prompt (a GSM8K `question` or
     MATH `problem` column is used when there is no `prompt`)."""

@@ -2,8 +2,12 @@
 trained on? Its core lives beside the reward models, so the RL loop's live monitor (`training/`)
 and the evaluation reports (`eval/`) share it.
 
-Mahalanobis detector: squared Mahalanobis distance of the RM's pooled backbone embedding to a
-Gaussian fitted on the training distribution (Ledoit-Wolf shrunk covariance).
+Detectors (higher score = more out-of-distribution):
+  energy       E = -T * logsumexp(logits / T), T = 1, on a pair's logits [r_chosen, r_rejected]
+  max_softmax  -max softmax(logits) (the baseline)
+  mahalanobis  squared Mahalanobis distance of the RM's pooled backbone embedding to a Gaussian
+               fitted on the training distribution (Ledoit-Wolf shrunk covariance); for a pair,
+               the mean of the chosen and rejected distances
 
 `OODMonitor` fits the detector on in-distribution rows, calibrates a threshold on a held-out part
 of them to a target false-positive rate, and `check(prompts, responses)` flags the samples
@@ -28,6 +32,20 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from sklearn.covariance import LedoitWolf
+
+from reward_models.metrics import energy_score, max_softmax
+
+
+def pair_logits(chosen_scores: Sequence[float], rejected_scores: Sequence[float]) -> np.ndarray:
+    """[N] and [N] -> logits [N, 2] = [r_chosen, r_rejected]."""
+    return np.stack([np.asarray(chosen_scores, dtype=float), np.asarray(rejected_scores, dtype=float)], axis=1)
+
+
+# name -> fn(logits [N, 2]) -> [N] score, higher = more OOD. Mahalanobis needs embeddings (`Gaussian`).
+LOGIT_DETECTORS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "energy": lambda logits: energy_score(logits),
+    "max_softmax": lambda logits: -max_softmax(logits),
+}
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from reward_models.generative import JudgeTemplates, PointwiseResult, parse_scores
+from reward_models.local_judge import JudgeTemplates, PointwiseResult, parse_scores
 
 RETRY_STATUS = {429, 500, 502, 503, 504}
 _LOOP: tuple[int, asyncio.AbstractEventLoop] | None = None  # (pid, loop) of the judges' background thread
@@ -324,7 +324,7 @@ class RemoteJudge:
                        max_new_tokens: int = 512, temperature: float = 1.0) -> list[PointwiseResult]:
         """`pointwise` for several prompts at once: all k x prompts judgments are sent concurrently.
         A failed request counts as an unparseable judgment (its reason in `stats`)."""
-        from reward_models.generative import pointwise_prompt
+        from reward_models.local_judge import pointwise_prompt
 
         jobs, orders = [], []
         for g, (prompt, group) in enumerate(zip(prompts, responses)):

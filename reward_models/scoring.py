@@ -7,21 +7,12 @@ What `score` returns depends on the kind (see docs/contracts.md):
 
 Scoring runs in batches of `batch_size` (inputs sorted by length, results in input order), on the
 model's device, under `torch.no_grad()`, with the truncation described in `reward_models.encoding`.
-
->>> import math
->>> q = QuantileScore(taus=[0.25, 0.5, 0.75], quantiles=[1.0, 2.0, 4.0])
->>> q.mean, q.lower(0.5), q.cvar(0.5), q.spread
-(2.3333333333333335, 2.0, 1.5, 3.0)
->>> s = StepScores(step_probs=[0.9, 0.5, 0.8])
->>> s.min, s.last, round(s.product, 2), round(s.mean, 4)
-(0.5, 0.8, 0.36, 0.7333)
+`QuantileScore` and `StepScores` are defined in `reward_models.scores`.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -30,91 +21,7 @@ import torch
 from reward_models.backbones import load_tokenizer
 from reward_models.encoding import PairEncoder, collate
 from reward_models.modeling import RewardModel
-
-
-def _interpolate(taus: Sequence[float], values: Sequence[float], level: float) -> float:
-    """Piecewise-linear quantile function through (taus, values), flat beyond the end levels."""
-    if level <= taus[0]:
-        return float(values[0])
-    if level >= taus[-1]:
-        return float(values[-1])
-    j = bisect.bisect_right(taus, level)
-    t0, t1, v0, v1 = taus[j - 1], taus[j], values[j - 1], values[j]
-    return float(v0 + (v1 - v0) * (level - t0) / (t1 - t0))
-
-
-@dataclass(frozen=True)
-class QuantileScore:
-    """The predicted reward distribution of one response (ascending `quantiles` at levels `taus`)."""
-
-    taus: list[float]
-    quantiles: list[float]
-    attribute_quantiles: dict[str, list[float]] = field(default_factory=dict)  # per attribute
-    gate: dict[str, float] = field(default_factory=dict)  # mixing weight per attribute
-
-    @property
-    def mean(self) -> float:
-        """The mean of the quantiles: the scalar score (and what preference training ranks)."""
-        return sum(self.quantiles) / len(self.quantiles)
-
-    def lower(self, alpha: float) -> float:
-        """The quantile at level `alpha` (interpolated between levels): a pessimistic score."""
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        return _interpolate(self.taus, self.quantiles, alpha)
-
-    def cvar(self, alpha: float) -> float:
-        """CVaR_alpha: the mean of the quantiles with tau <= alpha (the lowest one if none is)."""
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        tail = [q for t, q in zip(self.taus, self.quantiles) if t <= alpha + 1e-9]
-        return sum(tail) / len(tail) if tail else float(self.quantiles[0])
-
-    @property
-    def spread(self) -> float:
-        """Interquartile range q(0.75) - q(0.25): the model's uncertainty about this reward."""
-        return _interpolate(self.taus, self.quantiles, 0.75) - _interpolate(self.taus, self.quantiles, 0.25)
-
-
-@dataclass(frozen=True)
-class StepScores:
-    """Per-step probabilities that each step is correct; NaN for a step truncated away."""
-
-    step_probs: list[float]
-
-    @property
-    def _kept(self) -> list[float]:
-        kept = [p for p in self.step_probs if not math.isnan(p)]
-        if not kept:
-            raise ValueError("every step was truncated away; score with a larger max_seq_length")
-        return kept
-
-    @property
-    def n_truncated(self) -> int:
-        return sum(math.isnan(p) for p in self.step_probs)
-
-    @property
-    def min(self) -> float:
-        return min(self._kept)
-
-    @property
-    def last(self) -> float:
-        return self._kept[-1]
-
-    @property
-    def product(self) -> float:
-        return math.prod(self._kept)
-
-    @property
-    def mean(self) -> float:
-        return sum(self._kept) / len(self._kept)
-
-
-def _check_lengths(prompts: Sequence[Any], others: Sequence[Any], name: str) -> None:
-    if isinstance(prompts, str) or isinstance(others, str):
-        raise TypeError(f"prompts and {name} must be lists (one item each), not a single string")
-    if len(prompts) != len(others):
-        raise ValueError(f"got {len(prompts)} prompts but {len(others)} {name}; pass one per prompt")
+from reward_models.scores import QuantileScore, StepScores, check_pairs
 
 
 class LoadedRewardModel:
@@ -174,7 +81,7 @@ class LoadedRewardModel:
         return results
 
     def _pairs(self, prompts: Sequence[Any], responses: Sequence[Any]) -> list[dict[str, Any]]:
-        _check_lengths(prompts, responses, "responses")
+        check_pairs(prompts, responses, "responses")
         return [self.encoder.encode_pair(p, r) for p, r in zip(prompts, responses)]
 
     def embed(self, prompts: Sequence[Any], responses: Sequence[Any], batch_size: int | None = None) -> torch.Tensor:
@@ -209,7 +116,7 @@ def _score_quantile(rm: LoadedRewardModel, prompts, responses, batch_size) -> li
 
 
 def _score_prm(rm: LoadedRewardModel, prompts, steps, batch_size) -> list[StepScores]:
-    _check_lengths(prompts, steps, "step lists")
+    check_pairs(prompts, steps, "step lists")
     for i, s in enumerate(steps):
         if isinstance(s, str) or not all(isinstance(x, str) for x in s):
             raise TypeError(f"prm scoring takes steps as a list of lists of strings; item {i + 1} is {type(s).__name__}")

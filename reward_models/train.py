@@ -1,39 +1,42 @@
 """`rewardlab train-rm`: train a bt / quantile / prm reward model, readable top to bottom.
 
-config -> data (load, check, encode) -> model -> loop [batch -> objective -> step -> log ->
-evaluate -> checkpoint] -> final save -> summary. Devices and multi-GPU come from `accelerate`
+config -> find_resume -> prepare_data -> build_model -> setup_training (encode, batches,
+optimizer) -> start_log -> train_steps [train_step -> log -> evaluate -> save_rm_checkpoint] ->
+finish (final save, OOD detector) -> summary. Each phase is a function over an `RMRun`. Devices and multi-GPU come from `accelerate`
 (`accelerate launch -m rewardlab train-rm ...` runs the same code on several GPUs; the model and
 optimizer are prepared by it, each process reads its own slice of every batch).
 
 Outputs in `--output`: `config.json`, `metrics.jsonl` (one JSON object per log/eval event),
-`checkpoints/step-N/` (model, tokenizer, `trainer_state.pt`; written to a temp dir, then
-renamed, so a killed run leaves the last complete one), and `final/` (load it with
-`reward_models.load_reward_model`).
+`checkpoints/step-N/` (model, tokenizer, `trainer_state.pt`, `trainer_state.json`; written
+to a temp dir, then renamed, so a killed run leaves the last complete one: `rewardlab/runs.py`,
+shared with `rl`), and `final/` (load it with `reward_models.load_reward_model`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import pickle
 import random
-import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
-from rewardlab.config import opt, save_config
+from rewardlab.config import opt
+from rewardlab.runs import (check_run_dir, resume_checkpoint, save_checkpoint, start_run_dir, truncate_metrics,
+                            write_folder_atomically)
 from reward_models import data as synthetic
 from reward_models.backbones import POOLING_CHOICES, default_backbone_path, is_causal_lm, load_tokenizer
-from reward_models.encoding import PairEncoder, collate
+from reward_models.batches import BatchSampler, encode_rows, make_batch, rows_by_prompt
+from reward_models.encoding import PairEncoder
 from reward_models.evaluation import EVALUATORS, clip_eta, is_sample_rows
-from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rows, score_columns_of
-from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
+from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rm_rows, score_columns_of
+from reward_models.lora import apply_lora, load_lora_checkpoint, merge_lora
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel, RewardModelConfig
+from reward_models.objectives import OBJECTIVES
 from reward_models.scoring import LoadedRewardModel
 
 
@@ -131,20 +134,20 @@ GENERATORS: dict[str, Callable[..., list[dict[str, Any]]]] = {
 }
 
 
-def prepare_data(cfg: TrainRMConfig) -> tuple[str, list[dict], list[dict], list[str], str]:
-    """(format, train rows, eval rows, score columns, description); stops on bad data."""
+def prepare_data(cfg: TrainRMConfig) -> RMData:
+    """The training and held-out rows, their format and score columns; stops on bad data."""
     if cfg.data is None:
         fmt = KIND_FORMATS[cfg.kind][0]
         train = GENERATORS[fmt](cfg.n_train, seed=cfg.seed, split="train")
         held = GENERATORS[fmt](cfg.n_eval, seed=cfg.seed, split="test")
         source = f"generated {fmt} data (arithmetic, seed {cfg.seed})"
     else:
-        rows = load_rows(cfg.data, prompt_column=cfg.prompt_column)
+        rows = load_rm_rows(cfg.data, prompt_column=cfg.prompt_column)
         fmt = detect_format(rows, cfg.kind, cfg.data)
         cols = score_columns_of(rows, cfg.score_columns, cfg.data) if fmt == "scored" else []
         check_rows(rows, fmt, cfg.data, cols)
         if cfg.eval_data:
-            train, held = rows, load_rows(cfg.eval_data, flag="--eval-data", prompt_column=cfg.prompt_column)
+            train, held = rows, load_rm_rows(cfg.eval_data, flag="--eval-data", prompt_column=cfg.prompt_column)
         else:
             train, held = heldout_split(rows, cfg.eval_fraction)
             if not train or not held:
@@ -154,192 +157,7 @@ def prepare_data(cfg: TrainRMConfig) -> tuple[str, list[dict], list[dict], list[
     check_rows(train, fmt, cfg.data or "generated data", cols)
     if not is_sample_rows(held):  # policy samples with gold labels are evaluated as such (best-of-N, correlation)
         check_rows(held, fmt, cfg.eval_data or cfg.data or "generated data", cols)
-    return fmt, train, held, cols, source
-
-
-def encode_rows(enc: PairEncoder, rows: list[dict], fmt: str, cols: list[str], separator: str) -> list[dict]:
-    """Token ids per row, once, before training. Each encoding carries `preferred`: whether the
-    next-token regulariser trains on it (chosen responses; step lists whose every label is true;
-    scored rows at the maximum of the first score column)."""
-    if fmt == "preference":
-        return [
-            {"chosen": {**enc.encode_pair(r.get("prompt", ""), r["chosen"]), "preferred": True},
-             "rejected": {**enc.encode_pair(r.get("prompt", ""), r["rejected"]), "preferred": False},
-             "margin": float(r.get("margin") or 0.0)}
-            for r in rows
-        ]
-    if fmt == "scored":
-        best = max(float(r[cols[0]]) for r in rows)
-        return [{**enc.encode_pair(r["prompt"], r["response"]), "targets": [float(r[c]) for c in cols],
-                 "preferred": float(r[cols[0]]) >= best, "prompt_key": str(r["prompt"])} for r in rows]
-    return [{**enc.encode_steps(r["prompt"], r["completions"], separator), "labels": [bool(x) for x in r["labels"]],
-             "prompt_key": str(r["prompt"]),
-             "preferred": all(r["labels"])} for r in rows]
-
-
-def lm_labels(items: list[dict], width: int) -> torch.Tensor:
-    """[N, T] next-token targets for the regulariser: at position t the token t + 1, over the
-    response (and its EOS) of preferred items; -100 elsewhere."""
-    labels = torch.full((len(items), width), -100, dtype=torch.long)
-    for i, it in enumerate(items):
-        if it.get("preferred"):
-            ids = it["input_ids"]
-            start = max(it["response_start"], 1)
-            labels[i, start - 1 : len(ids) - 1] = torch.tensor(ids[start:], dtype=torch.long)
-    return labels
-
-
-def same_prompt_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(better [M], worse [M]) indices of the batch's scored rows that share a prompt and differ in
-    their first score: what the ranking term of quantile training compares."""
-    by_prompt: dict[str, list[int]] = {}
-    for i, it in enumerate(items):
-        by_prompt.setdefault(it["prompt_key"], []).append(i)
-    pairs = [(a, b) for idx in by_prompt.values() for a in idx for b in idx if items[a]["targets"][0] > items[b]["targets"][0]]
-    return torch.tensor([a for a, _ in pairs], dtype=torch.long), torch.tensor([b for _, b in pairs], dtype=torch.long)
-
-
-def same_prompt_step_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(good [M, 2], bad [M, 2]) (row, token position) of the k-th steps of two solutions of one
-    prompt where one is labelled correct and the other not: what the PRM's ranking term compares."""
-    by_prompt: dict[str, list[int]] = {}
-    for i, it in enumerate(items):
-        by_prompt.setdefault(it["prompt_key"], []).append(i)
-    good, bad = [], []
-    for idx in by_prompt.values():
-        for a in idx:
-            for b in idx:
-                for k, (pa, pb) in enumerate(zip(items[a]["step_positions"], items[b]["step_positions"])):
-                    if pa >= 0 and pb >= 0 and items[a]["labels"][k] and not items[b]["labels"][k]:
-                        good.append((a, pa)), bad.append((b, pb))
-    return torch.tensor(good, dtype=torch.long).view(-1, 2), torch.tensor(bad, dtype=torch.long).view(-1, 2)
-
-
-def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
-    """Preference: every distinct response of the batch once ([U, T]; pairs of one prompt share
-    their responses), with `chosen` / `rejected` indices [B] into it; others: one row each.
-    `lm_labels` [N, T] are the regulariser's targets."""
-    if fmt == "preference":
-        unique: dict[tuple[int, ...], int] = {}
-        seqs: list[dict] = []
-        index = {"chosen": [], "rejected": []}
-        for it in items:
-            for side in ("chosen", "rejected"):
-                key = tuple(it[side]["input_ids"])
-                if key not in unique:
-                    unique[key] = len(seqs)
-                    seqs.append(dict(it[side]))
-                seqs[unique[key]]["preferred"] = seqs[unique[key]]["preferred"] or it[side]["preferred"]
-                index[side].append(unique[key])
-        inputs = collate(seqs, pad_id)
-        return {"inputs": inputs, "margin": torch.tensor([it["margin"] for it in items]), "chosen": torch.tensor(index["chosen"]),
-                "rejected": torch.tensor(index["rejected"]), "lm_labels": lm_labels(seqs, inputs["input_ids"].shape[1])}
-    batch = collate(items, pad_id)
-    step_labels = batch.pop("step_labels", None)
-    out: dict[str, Any] = {"inputs": batch, "lm_labels": lm_labels(items, batch["input_ids"].shape[1])}
-    if fmt == "scored":
-        out["targets"] = torch.tensor([it["targets"] for it in items])
-        out["better"], out["worse"] = same_prompt_pairs(items)
-    if step_labels is not None:
-        out["step_labels"] = step_labels
-        out["good_steps"], out["bad_steps"] = same_prompt_step_pairs(items)
-    return out
-
-
-def forward_by_length(model, inputs: dict[str, torch.Tensor], chunks: int, **kwargs: Any) -> dict[str, torch.Tensor]:
-    """The model's outputs for a right-padded batch, computed as `chunks` length-sorted pieces,
-    each cut to its own longest row: padding costs compute although it is masked, and a random
-    batch of short and long rows is ~30% padding. Outputs are identical to one padded forward
-    (padding is masked) and come back in the batch's order; per-token outputs are re-padded."""
-    n, width = inputs["input_ids"].shape
-    if chunks <= 1 or n < 2 * chunks:
-        return model(**inputs, **kwargs)
-    lengths = inputs["attention_mask"].sum(1)  # [N]
-    pieces = torch.argsort(lengths).chunk(chunks)
-    outs = []
-    for idx in pieces:
-        w = int(lengths[idx].max())
-        outs.append(model(**{k: v[idx, :w] for k, v in inputs.items()}, **kwargs))
-    inverse = torch.argsort(torch.cat(pieces))
-    merged = {}
-    for key in outs[0]:
-        parts = outs[0][key], *[o[key] for o in outs[1:]]
-        if key in PER_TOKEN:  # [n_i, w_i, ...] -> [n_i, width, ...]
-            parts = [torch.nn.functional.pad(p, (0, 0) * (p.dim() - 2) + (0, width - p.shape[1])) for p in parts]
-        merged[key] = torch.cat(parts)[inverse]
-    return merged
-
-
-PER_TOKEN = ("step_logits", "hidden")
-
-
-def _forward(model, batch, cfg) -> dict[str, torch.Tensor]:
-    return forward_by_length(model, batch["inputs"], batch["chunks"], **({"return_hidden": True} if cfg.lm_coef else {}))
-
-
-def _with_lm(model, out, batch, cfg, loss, stats):
-    """Add lm_coef x the next-token loss on the preferred responses (GRM-style regulariser)."""
-    if not cfg.lm_coef:
-        return loss, stats
-    labels = batch["lm_labels"]  # [N, T]
-    picked = labels != -100
-    if not picked.any():
-        return loss, {**stats, "lm_nll": 0.0}
-    logits = getattr(model, "module", model).lm_logits(out["hidden"][picked])  # [M, V]
-    nll = torch.nn.functional.cross_entropy(logits.float(), labels[picked])
-    return loss + cfg.lm_coef * nll, {**stats, "lm_nll": nll.item()}
-
-
-def _preference_bt(model, batch, cfg):
-    out = _forward(model, batch, cfg)
-    rewards = out["rewards"]  # [U] one per distinct response
-    margin = batch["margin"] if batch["margin"].abs().sum() > 0 else None
-    loss, stats = bt_loss(rewards[batch["chosen"]], rewards[batch["rejected"]], margin, cfg.center_coef)
-    return _with_lm(model, out, batch, cfg, loss, stats)
-
-
-def _preference_quantile(model, batch, cfg):
-    out = _forward(model, batch, cfg)
-    q = out["quantiles"]  # [U, K]
-    margin = batch["margin"] if batch["margin"].abs().sum() > 0 else None
-    loss, stats = quantile_bt_loss(q[batch["chosen"]], q[batch["rejected"]], margin, cfg.center_coef)
-    return _with_lm(model, out, batch, cfg, loss, stats)
-
-
-def _scored_quantile(model, batch, cfg):
-    out = _forward(model, batch, cfg)
-    q = out["attribute_quantiles"]  # [B, A, K]
-    taus = torch.tensor(cfg.taus, device=q.device)
-    loss, stats = pinball_loss(q, batch["targets"].to(q), taus)
-    if cfg.rank_coef and len(batch["better"]):  # responses of one prompt ranked by their first score (BT on the mean)
-        # in units of a tenth of the score's range: the means of calibrated quantiles differ by at most the range,
-        # and an unscaled BT term would push them apart without bound (measured: q_0.95 = 56 for scores in [0, 1])
-        mixed = out["quantiles"] / batch["rank_unit"]  # [B, K]
-        rank, rank_stats = quantile_bt_loss(mixed[batch["better"]], mixed[batch["worse"]], None, 0.0)
-        loss = loss + cfg.rank_coef * rank
-        stats = {**stats, "rank_nll": rank.item(), "rank_accuracy": rank_stats.get("accuracy", float("nan"))}
-    return _with_lm(model, out, batch, cfg, loss, stats)
-
-
-def _stepwise_prm(model, batch, cfg):
-    out = _forward(model, batch, cfg)
-    logits = out["step_logits"]  # [N, T]
-    loss, stats = step_bce_loss(logits, batch["step_labels"])
-    good, bad = batch["good_steps"], batch["bad_steps"]
-    if cfg.rank_coef and len(good):  # the k-th steps of two solutions of one prompt, one right and one wrong
-        rank, rank_stats = bt_loss(logits[good[:, 0], good[:, 1]], logits[bad[:, 0], bad[:, 1]], None, 0.0)
-        loss = loss + cfg.rank_coef * rank
-        stats = {**stats, "rank_nll": rank.item(), "rank_accuracy": rank_stats["accuracy"]}
-    return _with_lm(model, out, batch, cfg, loss, stats)
-
-
-# (kind, data format) -> objective(model, batch, config) -> (loss, stats)
-OBJECTIVES: dict[tuple[str, str], Callable[..., tuple[torch.Tensor, dict[str, float]]]] = {
-    ("bt", "preference"): _preference_bt,
-    ("quantile", "preference"): _preference_quantile,
-    ("quantile", "scored"): _scored_quantile,
-    ("prm", "stepwise"): _stepwise_prm,
-}
+    return RMData(fmt=fmt, train_rows=train, eval_rows=held, cols=cols, source=source)
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainRMConfig) -> torch.optim.Optimizer:
@@ -350,126 +168,6 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainRMConfig) -> torch.optim.Op
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
     except (RuntimeError, TypeError):  # an old torch or a device without the fused kernel
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
-
-
-# ---------------------------------------------------------------------------------------------
-# LoRA (peft): adapters on the backbone, the head trained in full
-
-def apply_lora(model: RewardModel, cfg: TrainRMConfig) -> RewardModel:
-    """Wrap the backbone with LoRA adapters (its own weights frozen); the head stays trainable and
-    a separate LM output layer (`lm_out`) is frozen with the backbone."""
-    try:
-        from peft import LoraConfig, get_peft_model
-    except ImportError:
-        raise ValueError("--lora needs peft: `pip install \"rewardlab[lora]\"`") from None
-    target = cfg.lora_target if cfg.lora_target == "all-linear" else [t.strip() for t in cfg.lora_target.split(",") if t.strip()]
-    lora = LoraConfig(r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, target_modules=target)
-    try:
-        model.backbone = get_peft_model(model.backbone, lora)
-    except ValueError as exc:
-        raise ValueError(f"--lora-target {cfg.lora_target!r}: {exc}") from None
-    if getattr(model, "lm_out", None) is not None:
-        model.lm_out.requires_grad_(False)
-    return model
-
-
-def has_lora(model: RewardModel) -> bool:
-    return type(model.backbone).__name__.startswith("Peft")
-
-
-def merge_lora(model: RewardModel, adapter_dir: Path | None = None) -> RewardModel:
-    """Save the adapters alone to `adapter_dir` (when given), then fold them into the backbone's
-    weights: the model is a plain `RewardModel` again, saved and loaded like any other."""
-    if not has_lora(model):
-        return model
-    if adapter_dir is not None:
-        model.backbone.save_pretrained(str(adapter_dir))
-    model.backbone = model.backbone.merge_and_unload()
-    for p in model.parameters():
-        p.requires_grad_(True)
-    return model
-
-
-def load_lora_checkpoint(model: RewardModel, checkpoint: Path) -> None:
-    """Weights of a LoRA run's checkpoint (saved with the adapters unmerged) into `model`, which
-    must already carry the same adapters (`apply_lora`)."""
-    from safetensors.torch import load_file
-
-    state = {}
-    for f in sorted(checkpoint.glob("*.safetensors")):
-        state.update(load_file(str(f)))
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if missing or unexpected:
-        raise ValueError(f"--resume: {checkpoint} does not match a LoRA reward model with these settings "
-                         f"(missing {missing[:3]}, unexpected {unexpected[:3]}); resume with the same --lora options")
-
-
-class BatchSampler:
-    """The batch of row indices for each step: epochs are seeded permutations, so a resumed run
-    sees the exact batches an uninterrupted run would have seen. With `groups` (rows that share a
-    prompt) the permutation shuffles whole groups, so a batch holds a prompt's rows together (its
-    pairs then share their responses in one forward).
-
-    >>> BatchSampler(n=4, size=3, seed=0).indices(1) == BatchSampler(n=4, size=3, seed=0).indices(1)
-    True
-    """
-
-    def __init__(self, n: int, size: int, seed: int, groups: list[list[int]] | None = None) -> None:
-        self.n, self.size, self.seed, self.groups = n, size, seed, groups
-        self._epoch, self._perm = -1, []
-
-    def _permutation(self, epoch: int) -> list[int]:
-        if epoch != self._epoch:
-            rng = random.Random(f"{self.seed}-epoch-{epoch}")
-            if self.groups is None:
-                perm = list(range(self.n))
-                rng.shuffle(perm)
-            else:
-                order = list(range(len(self.groups)))
-                rng.shuffle(order)
-                perm = [i for g in order for i in self.groups[g]]
-            self._epoch, self._perm = epoch, perm
-        return self._perm
-
-    def indices(self, step: int) -> list[int]:
-        start, out = step * self.size, []
-        while len(out) < self.size:
-            epoch, offset = divmod(start + len(out), self.n)
-            out.extend(self._permutation(epoch)[offset : offset + self.size - len(out)])
-        return out
-
-
-def prompt_groups(rows: list[dict]) -> list[list[int]] | None:
-    """Row indices grouped by prompt (first appearance order), or None when no prompt repeats."""
-    by_prompt: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        by_prompt.setdefault(str(r.get("prompt", "")), []).append(i)
-    return list(by_prompt.values()) if len(by_prompt) < len(rows) else None
-
-
-def save_checkpoint(out_dir: Path, name: str, model, tokenizer, extra: dict[str, Any] | None) -> Path:
-    """Write into a temp dir and rename it into place: a killed run never leaves half a checkpoint."""
-    final = out_dir / name
-    tmp = out_dir / f".tmp-{name.replace('/', '-')}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    if extra is not None:
-        torch.save(extra, tmp / "trainer_state.pt")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    if final.exists():
-        old = final.with_name(final.name + f".old-{os.getpid()}")
-        os.replace(final, old)
-        os.replace(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, final)
-    return final
-
-
-def last_checkpoint(out_dir: Path) -> Path | None:
-    done = [p for p in (out_dir / "checkpoints").glob("step-*") if (p / "trainer_state.pt").exists()]
-    return max(done, key=lambda p: int(p.name.split("-")[1]), default=None)
 
 
 def fit_ood_detector(rm: LoadedRewardModel, rows: list[dict], directory: Path, seed: int, n: int = 2000) -> Path:
@@ -494,14 +192,6 @@ def load_trainer_state(checkpoint: Path) -> dict[str, Any]:
                          f"(was it written by another program?): {str(exc).splitlines()[0]}") from None
 
 
-def truncate_metrics(path: Path, step: int) -> None:
-    """Drop the records a killed run logged after its checkpoint at `step` (a resumed run logs them again)."""
-    if path.exists():
-        records = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
-        kept = [r for r in records if r["step"] <= step and r["event"] != "end"]
-        path.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in kept))
-
-
 def target_reached(stop_at: str | None, result: dict[str, float]) -> bool:
     """Whether the held-out `result` meets `--stop-at METRIC=VALUE` (an unknown metric is an error
     naming the ones the evaluation gives).
@@ -517,9 +207,46 @@ def target_reached(stop_at: str | None, result: dict[str, float]) -> bool:
     return result[name] >= float(value)
 
 
-def _log(path: Path, record: dict[str, Any]) -> None:
-    with path.open("a") as fh:
-        fh.write(json.dumps(record, sort_keys=True) + "\n")
+# ---------------------------------------------------------------------------------------------
+# the run: what its phases share, and the phases in order
+
+@dataclass
+class RMData:
+    """The training data, read and checked (`prepare_data`)."""
+
+    fmt: str  # preference, scored or stepwise
+    train_rows: list[dict]
+    eval_rows: list[dict]
+    cols: list[str]  # score columns (scored data), else []
+    source: str  # what the data is, for the log
+
+
+@dataclass
+class RMRun:
+    """What the phases of `train-rm` share: the configuration, the data as the model reads it, the
+    model and its optimizer, and where the run continues from."""
+
+    cfg: TrainRMConfig
+    accelerator: Any
+    data: RMData
+    model: Any
+    tokenizer: Any
+    backbone: str
+    optimizer: Any = None
+    scheduler: Any = None
+    items: list[dict] = field(default_factory=list)  # the encoded training rows
+    sampler: BatchSampler | None = None
+    rank_unit: float = 1.0  # quantile ranking: a tenth of the score's range
+    resume_from: Path | None = None
+    start_step: int = 0
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.cfg.output_dir / "metrics.jsonl"
+
+    def log(self, record: dict[str, Any]) -> None:
+        with self.metrics_path.open("a") as fh:
+            fh.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
@@ -532,29 +259,41 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
 
 def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     from accelerate import Accelerator
-    from accelerate.utils import broadcast_object_list, set_seed
-    from tqdm.auto import tqdm
+    from accelerate.utils import set_seed
 
     accelerator = Accelerator(mixed_precision=cfg.mixed_precision)
     set_seed(cfg.seed)
-    out_dir = cfg.output_dir
-    resume_from = last_checkpoint(out_dir) if cfg.resume else None
-    if cfg.resume and resume_from is None:
-        raise FileNotFoundError(f"--resume: no complete checkpoint under {out_dir / 'checkpoints'}; run without --resume")
-    if not cfg.resume and (out_dir / "metrics.jsonl").exists():
-        raise FileExistsError(f"{out_dir} already holds a run (metrics.jsonl); pass --resume to continue it or choose another --output")
+    resume_from = find_resume(cfg, accelerator)  # a folder that holds a run is refused without --resume
+    run = build_model(cfg, accelerator, prepare_data(cfg), resume_from)
+    setup_training(run)
+    start_log(run)
+    eval_result, done, t0 = train_steps(run, progress)
+    final = finish(run, eval_result, done, t0)
+    data = run.data
+    return {"final": str(final), "eval": eval_result, "format": data.fmt, "n_train": len(data.train_rows),
+            "n_eval": len(data.eval_rows), "seconds": time.perf_counter() - t0, "steps": done}
 
-    # ---- data ---------------------------------------------------------------------------
-    fmt, train_rows, eval_rows, cols, source = prepare_data(cfg)
-    objective = OBJECTIVES[(cfg.kind, fmt)]
+
+def find_resume(cfg: TrainRMConfig, accelerator: Any) -> Path | None:
+    """The checkpoint `--resume` continues from (`rewardlab.runs.resume_checkpoint`); None without --resume."""
+    check_run_dir(cfg.output_dir, cfg.resume, None, flag="--output")
+    if not cfg.resume:
+        return None
+    root = cfg.output_dir / "checkpoints"
+    if not any(p.is_dir() for p in root.glob("step-*")):
+        raise FileNotFoundError(f"--resume: no complete checkpoint under {root}; run without --resume")
+    return resume_checkpoint(root, log=accelerator.print, command="train-rm", flag="--output")
+
+
+def build_model(cfg: TrainRMConfig, accelerator: Any, data: RMData, resume_from: Path | None) -> RMRun:
+    """The tokenizer and the reward model: resumed from a checkpoint, a new head on a trained RM's
+    backbone (--init-from), or a new head on a backbone; LoRA adapters with --lora."""
     backbone = cfg.init_from or cfg.backbone or default_backbone_path()
     tokenizer = load_tokenizer(str(resume_from or backbone))
     if cfg.lm_coef is None:  # resolved once, saved in config.json
         causal = RewardModelConfig.from_pretrained(cfg.init_from).lm_head != "none" if cfg.init_from else is_causal_lm(str(backbone))
         cfg = replace(cfg, lm_coef=1.0 if causal else 0.0)
-
-    # ---- model, optimizer, schedule ------------------------------------------------------
-    settings = dict(taus=cfg.taus, attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature)
+    settings = dict(taus=cfg.taus, attributes=data.cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature)
     lora_resume = resume_from is not None and cfg.lora
     if resume_from is not None and not lora_resume:
         model = RewardModel.from_pretrained(str(resume_from))
@@ -565,8 +304,7 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
         torch.manual_seed(cfg.seed)
         model = RewardModel.from_backbone(
             backbone, cfg.kind, keep_lm_head=cfg.lm_coef > 0, pooling=cfg.pooling, max_seq_length=cfg.max_seq_length,
-            taus=cfg.taus, attributes=cols or ["score"], gating=cfg.gating, gate_temperature=cfg.gate_temperature,
-            step_separator=cfg.step_separator, use_chat_template=bool(getattr(tokenizer, "chat_template", None)),
+            step_separator=cfg.step_separator, use_chat_template=bool(getattr(tokenizer, "chat_template", None)), **settings,
         )
     if cfg.lora:
         model = apply_lora(model, cfg)
@@ -575,89 +313,99 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
     if cfg.lm_coef > 0 and model.config.lm_head == "none":
         raise ValueError(f"--lm-coef {cfg.lm_coef}: the backbone {backbone!r} has no LM output layer (an encoder, or a model "
                          "saved without one); use --lm-coef 0 or a causal-LM checkpoint")
-    enc = PairEncoder(tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos,
+    return RMRun(cfg=cfg, accelerator=accelerator, data=data, model=model, tokenizer=tokenizer, backbone=str(backbone),
+                 resume_from=resume_from)
+
+
+def setup_training(run: RMRun) -> None:
+    """Encode the data, the batch order, the optimizer and schedule (restored when resuming), and
+    `accelerate`'s wrapping of the model and optimizer."""
+    cfg, data, model = run.cfg, run.data, run.model
+    enc = PairEncoder(run.tokenizer, max_length=cfg.max_seq_length, append_eos=model.config.append_eos,
                       chat_template=getattr(model.config, "use_chat_template", None))
-    items = encode_rows(enc, train_rows, fmt, cols, cfg.step_separator)
-    sampler = BatchSampler(len(items), cfg.batch_size, cfg.seed, prompt_groups(train_rows))
-    first = [float(r[cols[0]]) for r in train_rows] if fmt == "scored" else [0.0, 1.0]
-    rank_unit = max((max(first) - min(first)) / 10, 1e-6)  # quantile ranking: a tenth of the score's range
+    run.items = encode_rows(enc, data.train_rows, data.fmt, data.cols, cfg.step_separator)
+    run.sampler = BatchSampler(len(run.items), cfg.batch_size, cfg.seed, rows_by_prompt(data.train_rows))
+    first = [float(r[data.cols[0]]) for r in data.train_rows] if data.fmt == "scored" else [0.0, 1.0]
+    run.rank_unit = max((max(first) - min(first)) / 10, 1e-6)
     if cfg.disable_dropout:
         for module in model.modules():
             if isinstance(module, torch.nn.Dropout):
                 module.p = 0.0
     optimizer = make_optimizer(model, cfg)
     schedule = lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps)) * max(0.0, 1 - s / cfg.steps)  # noqa: E731
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    start_step = 0
-    if resume_from is not None:
-        state = load_trainer_state(resume_from)
+    run.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    if run.resume_from is not None:
+        state = load_trainer_state(run.resume_from)
         optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        start_step = state["step"]
+        run.scheduler.load_state_dict(state["scheduler"])
+        run.start_step = state["step"]
     # the scheduler stays unprepared: the global batch is fixed (split across processes), so one
     # optimizer step is one schedule step (a prepared scheduler would step once per process)
-    model, optimizer = accelerator.prepare(model, optimizer)
+    run.model, run.optimizer = run.accelerator.prepare(model, optimizer)
 
-    metrics_path = out_dir / "metrics.jsonl"
-    if accelerator.is_main_process:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        save_config(cfg, out_dir)
-        if resume_from is not None:
-            truncate_metrics(metrics_path, start_step)
-        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        _log(metrics_path, {"event": "start", "step": start_step, "format": fmt, "source": source, "n_train": len(train_rows),
-                            "n_eval": len(eval_rows), "backbone": str(backbone), "resumed_from": str(resume_from or ""),
-                            "trainable_params": trainable, "params": sum(p.numel() for p in model.parameters())})
 
-    def evaluate(step: int) -> dict[str, float]:
-        model.eval()
-        rm = LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size)
-        result = EVALUATORS[(cfg.kind, "samples" if is_sample_rows(eval_rows) else fmt)](rm, eval_rows, cols, cfg.eval_batch_size)
-        model.train()
-        _log(metrics_path, {"event": "eval", "step": step, **result})
-        return result
+def start_log(run: RMRun) -> None:
+    """config.json (`rewardlab.runs.start_run_dir`), metrics logged after the resumed checkpoint
+    dropped, and the `start` event."""
+    if not run.accelerator.is_main_process:
+        return
+    cfg, data, model = run.cfg, run.data, run.model
+    cfg.output_dir.mkdir(parents=True, exist_ok=True)
+    start_run_dir(cfg, cfg.output_dir, run.resume_from)
+    if run.resume_from is not None:
+        truncate_metrics(run.metrics_path, run.start_step, drop=lambda record: record["event"] == "end")
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    run.log({"event": "start", "step": run.start_step, "format": data.fmt, "source": data.source, "n_train": len(data.train_rows),
+             "n_eval": len(data.eval_rows), "backbone": run.backbone, "resumed_from": str(run.resume_from or ""),
+             "trainable_params": trainable, "params": sum(p.numel() for p in model.parameters())})
 
-    def checkpoint(step: int) -> None:
-        state = {"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "step": step}
-        save_checkpoint(out_dir, f"checkpoints/step-{step}", accelerator.unwrap_model(model), tokenizer, state)
-        done = sorted((out_dir / "checkpoints").glob("step-*"), key=lambda p: int(p.name.split("-")[1]))
-        for old in done[: -cfg.keep_checkpoints]:
-            shutil.rmtree(old, ignore_errors=True)
 
-    # ---- loop ----------------------------------------------------------------------------
+def train_step(run: RMRun, step: int) -> tuple[torch.Tensor, dict[str, float], int]:
+    """One optimizer step on this process's slice of the step's batch: (loss, stats, rows in the batch)."""
+    cfg, accelerator = run.cfg, run.accelerator
     per_process = max(1, cfg.batch_size // accelerator.num_processes)
-    pad_id = tokenizer.pad_token_id
-    model.train()
-    bar = tqdm(range(start_step, cfg.steps), desc=f"train-rm {cfg.kind}", disable=not (progress and accelerator.is_local_main_process))
+    idx = run.sampler.indices(step)
+    mine = idx[accelerator.process_index * per_process : (accelerator.process_index + 1) * per_process] or idx[:1]
+    batch = make_batch([run.items[i] for i in mine], run.data.fmt, run.tokenizer.pad_token_id)
+    batch = {k: ({kk: vv.to(accelerator.device) for kk, vv in v.items()} if isinstance(v, dict) else v.to(accelerator.device)) for k, v in batch.items()}
+    # several forwards before one backward would confuse DDP's gradient hooks: chunk on one process only
+    batch["chunks"] = cfg.length_chunks if accelerator.num_processes == 1 else 1
+    batch["rank_unit"] = run.rank_unit
+    loss, stats = OBJECTIVES[(cfg.kind, run.data.fmt)](run.model, batch, cfg)
+    if not math.isfinite(loss.item()):
+        raise FloatingPointError(f"step {step}: loss is {loss.item()}; lower --lr (now {cfg.lr})")
+    accelerator.backward(loss)
+    if cfg.max_grad_norm > 0:
+        accelerator.clip_grad_norm_(run.model.parameters(), cfg.max_grad_norm)
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    return loss, stats, len(idx)
+
+
+def train_steps(run: RMRun, progress: bool) -> tuple[dict[str, float], int, float]:
+    """The loop: step -> log -> evaluate (and --stop-at) -> checkpoint. Returns (the last
+    evaluation, the steps done, the start time)."""
+    from accelerate.utils import broadcast_object_list
+    from tqdm.auto import tqdm
+
+    cfg, accelerator = run.cfg, run.accelerator
+    run.model.train()
+    bar = tqdm(range(run.start_step, cfg.steps), desc=f"train-rm {cfg.kind}", disable=not (progress and accelerator.is_local_main_process))
     eval_result: dict[str, float] = {}
-    t0, seen, stats, done = time.perf_counter(), 0, {}, start_step
+    t0, seen, done = time.perf_counter(), 0, run.start_step
     for step in bar:
-        idx = sampler.indices(step)
-        mine = idx[accelerator.process_index * per_process : (accelerator.process_index + 1) * per_process] or idx[:1]
-        batch = make_batch([items[i] for i in mine], fmt, pad_id)
-        batch = {k: ({kk: vv.to(accelerator.device) for kk, vv in v.items()} if isinstance(v, dict) else v.to(accelerator.device)) for k, v in batch.items()}
-        # several forwards before one backward would confuse DDP's gradient hooks: chunk on one process only
-        batch["chunks"] = cfg.length_chunks if accelerator.num_processes == 1 else 1
-        batch["rank_unit"] = rank_unit
-        loss, stats = objective(model, batch, cfg)
-        if not math.isfinite(loss.item()):
-            raise FloatingPointError(f"step {step}: loss is {loss.item()}; lower --lr (now {cfg.lr})")
-        accelerator.backward(loss)
-        if cfg.max_grad_norm > 0:
-            accelerator.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        seen += len(idx)
+        loss, stats, n = train_step(run, step)
+        seen += n
         done = step + 1
         if accelerator.is_main_process and (done % cfg.log_every == 0 or done == cfg.steps):
             rate = seen / (time.perf_counter() - t0)
-            _log(metrics_path, {"event": "train", "step": done, "loss": loss.item(), "lr": scheduler.get_last_lr()[0], "samples_per_s": rate, **stats})
+            run.log({"event": "train", "step": done, "loss": loss.item(), "lr": run.scheduler.get_last_lr()[0], "samples_per_s": rate, **stats})
             bar.set_postfix(loss=f"{loss.item():.3f}")
         reached = False
         if done % cfg.eval_every == 0 or done == cfg.steps:
             if accelerator.is_main_process:
-                eval_result = evaluate(done)
+                eval_result = evaluate(run, done)
                 headline = {k: round(v, 3) for k, v in eval_result.items() if "/" not in k}
                 bar.write(f"step {done}: {headline}")
                 reached = target_reached(cfg.stop_at, eval_result)
@@ -666,27 +414,61 @@ def _train(cfg: TrainRMConfig, progress: bool) -> dict[str, Any]:
             reached = broadcast_object_list([reached])[0]
         if done % cfg.save_every == 0 or done == cfg.steps or reached:
             if accelerator.is_main_process:
-                checkpoint(done)
+                save_rm_checkpoint(run, done)
             accelerator.wait_for_everyone()
         if reached:
             break
     bar.close()
-    final = out_dir / "final"
+    return eval_result, done, t0
+
+
+def evaluate(run: RMRun, step: int) -> dict[str, float]:
+    """Held-out metrics of the current model (logged as an `eval` event)."""
+    cfg, data = run.cfg, run.data
+    run.model.eval()
+    rm = LoadedRewardModel(run.accelerator.unwrap_model(run.model), run.tokenizer, batch_size=cfg.eval_batch_size)
+    result = EVALUATORS[(cfg.kind, "samples" if is_sample_rows(data.eval_rows) else data.fmt)](rm, data.eval_rows, data.cols, cfg.eval_batch_size)
+    run.model.train()
+    run.log({"event": "eval", "step": step, **result})
+    return result
+
+
+def save_rm_checkpoint(run: RMRun, step: int) -> Path:
+    """`checkpoints/step-N/`: the model (LoRA adapters unmerged), tokenizer and optimizer /
+    scheduler state, through `rewardlab.runs.save_checkpoint` (atomic, rotated, resumable)."""
+    state = {"optimizer": run.optimizer.state_dict(), "scheduler": run.scheduler.state_dict(), "step": step}
+
+    def write(tmp: Path) -> None:
+        _save_model(run, tmp)
+        torch.save(state, tmp / "trainer_state.pt")
+
+    return save_checkpoint(run.cfg.output_dir / "checkpoints", step, write, {}, keep=run.cfg.keep_checkpoints, name=f"step-{step}")
+
+
+def _save_model(run: RMRun, path: Path) -> None:
+    run.accelerator.unwrap_model(run.model).save_pretrained(path)
+    run.tokenizer.save_pretrained(path)
+
+
+def finish(run: RMRun, eval_result: dict[str, float], done: int, t0: float) -> Path:
+    """`final/`: a plain reward model (LoRA merged; a PRM's Clip threshold set), saved atomically
+    with an OOD detector beside it."""
+    cfg, data, accelerator = run.cfg, run.data, run.accelerator
+    final = cfg.output_dir / "final"
     if accelerator.is_main_process:
         if not eval_result:  # resumed at the end: evaluate once so the summary has numbers
-            eval_result = evaluate(cfg.steps)
-        merge_lora(accelerator.unwrap_model(model), out_dir / "lora_adapter")  # final/ is a plain reward model
-        model.eval()
-        loaded = LoadedRewardModel(accelerator.unwrap_model(model), tokenizer, batch_size=cfg.eval_batch_size)
-        if cfg.kind == "prm" and not is_sample_rows(eval_rows):  # the Clip threshold the PRM reward uses by default
-            loaded.model.config.clip_eta = clip_eta(loaded, eval_rows, batch_size=cfg.eval_batch_size)
-        save_checkpoint(out_dir, "final", accelerator.unwrap_model(model), tokenizer, None)
+            eval_result.update(evaluate(run, cfg.steps))
+        merge_lora(accelerator.unwrap_model(run.model), cfg.output_dir / "lora_adapter")  # final/ is a plain reward model
+        run.model.eval()
+        loaded = LoadedRewardModel(accelerator.unwrap_model(run.model), run.tokenizer, batch_size=cfg.eval_batch_size)
+        if cfg.kind == "prm" and not is_sample_rows(data.eval_rows):  # the Clip threshold the PRM reward uses by default
+            loaded.model.config.clip_eta = clip_eta(loaded, data.eval_rows, batch_size=cfg.eval_batch_size)
+        write_folder_atomically(final, lambda tmp: _save_model(run, tmp))
         try:
-            fit_ood_detector(loaded, train_rows, final, cfg.seed)
+            fit_ood_detector(loaded, data.train_rows, final, cfg.seed)
         except ValueError as exc:  # too few rows to fit it: the model is saved, RL runs without the OOD share
-            bar.write(f"train-rm: warning: no OOD detector saved with the model: {exc}")
-            _log(metrics_path, {"event": "ood_skipped", "step": done, "reason": str(exc)})
-        _log(metrics_path, {"event": "end", "step": done, "seconds": time.perf_counter() - t0})
+            print(f"train-rm: warning: no OOD detector saved with the model: {exc}")
+            run.log({"event": "ood_skipped", "step": done, "reason": str(exc)})
+        run.log({"event": "end", "step": done, "seconds": time.perf_counter() - t0})
     accelerator.wait_for_everyone()
-    return {"final": str(final), "eval": eval_result, "format": fmt, "n_train": len(train_rows), "n_eval": len(eval_rows),
-            "seconds": time.perf_counter() - t0, "steps": done}
+    return final

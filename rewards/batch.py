@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from rewardlab.runs import write_file_atomically
+
 SHARD_COLUMN = "__shard"  # carried through Ray Data so each output row finds its shard
 
 
@@ -138,19 +140,21 @@ def load_table(data: str, split: str = "train", limit: int | None = None) -> Any
 
 
 def write_table(table: Any, path: Path) -> None:
-    """Write `table` as Parquet or JSONL (by the suffix), atomically (temporary file, then rename)."""
+    """Write `table` as Parquet or JSONL (by the suffix), atomically (`rewardlab.runs.write_file_atomically`)."""
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(path.name + ".tmp")
-    if path.suffix == ".parquet":
-        pq.write_table(table, tmp)
-    elif path.suffix in (".jsonl", ".json"):
+    if path.suffix not in (".parquet", ".jsonl", ".json"):
+        raise ValueError(f"--output {str(path)!r}: write .parquet or .jsonl")
+
+    def write(tmp: Path) -> None:
+        if path.suffix == ".parquet":
+            pq.write_table(table, tmp)
+            return
         with open(tmp, "w") as f:
             for row in table.to_pylist():
                 f.write(json.dumps(row, default=str) + "\n")
-    else:
-        raise ValueError(f"--output {str(path)!r}: write .parquet or .jsonl")
-    os.replace(tmp, path)
+
+    write_file_atomically(path, write)
 
 
 # ------------------------------------------------------------------------------------ shards

@@ -10,7 +10,7 @@
   a judge names the first wrong step (-1 if none); a flawed positive loses `penalty`
   (penalty 1 sets a 1.0 reward to 0).
 
-`judge` follows `reward_models.generative.GenerativeJudge` (`p_yes`, `pointwise`, `generate`).
+`judge` follows `reward_models.local_judge.GenerativeJudge` (`p_yes`, `pointwise`, `generate`).
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _load_judge(path: str) -> Any:
         model, tokenizer = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot load a causal LM judge from {path!r} ({exc}); pass a local model directory or a hub name") from exc
-    from reward_models.generative import GenerativeJudge
+    from reward_models.local_judge import GenerativeJudge
 
     return GenerativeJudge(model, tokenizer)
 

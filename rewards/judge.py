@@ -11,7 +11,7 @@
   unless listed in `ask`.
 
 The judge is a `reward_models.remote.RemoteJudge` (an OpenAI-compatible endpoint) or a local
-`reward_models.generative.GenerativeJudge`: anything with `judge_reference(questions,
+`reward_models.local_judge.GenerativeJudge`: anything with `judge_reference(questions,
 references, responses) -> list[bool | None]`. The question shown to the judge is the prompt as the
 data holds it (`rewards.base.model_prompts`), not the policy's chat-templated text.
 

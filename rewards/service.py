@@ -10,10 +10,10 @@
 - `GET /health` -> `{"status": "ok", "reward": SPEC}`
 
 Bad requests get a 4xx answer naming the field. The protections are the verifier service's
-(`verifiers.service.add_protections` with `ServiceLimits`): bearer token (401), body size (413),
+(`rewardlab.service.add_protections` with `ServiceLimits`): bearer token (401), body size (413),
 items per request (413), requests in flight (429 + Retry-After); `/health` stays open.
 
-Micro-batching (`verifiers.batching`): requests wait in a queue and a consumer scores the items of
+Micro-batching (`rewardlab.batching`): requests wait in a queue and a consumer scores the items of
 concurrent requests in one reward call (one call at a time, on a worker thread: a reward keeps the
 metrics of its last call), so a client sending one query per request (OpenRLHF) gets the verifier
 pool's and the RM's batching. Requests are merged only when the reward is itemwise
@@ -42,7 +42,7 @@ def _finite(metrics: dict[str, Any]) -> dict[str, float | None]:
 
 def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: float = 0.0, label_column: str = "answer") -> Any:
     """A FastAPI app serving `reward` (any reward function), protected by `limits`
-    (a `verifiers.service.ServiceLimits`; default limits when None).
+    (a `rewardlab.service.ServiceLimits`; default limits when None).
 
     >>> from rewards import build_reward
     >>> app = create_app(build_reward("format:integer"), "format:integer")
@@ -53,7 +53,7 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
-    from verifiers.service import add_protections, batched, check_items, items_field, make_batcher
+    from rewardlab.service import add_protections, batched, check_items, items_field, make_batcher
 
     app = FastAPI(title="rewardlab reward service", version="1")
     add_protections(app, limits)

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rewards.service import create_app
-    from verifiers.service import TOKEN_ENV, ServiceLimits
+    from rewardlab.service import TOKEN_ENV, ServiceLimits
 
     token = config.token or os.environ.get(TOKEN_ENV) or None
     if config.host not in ("127.0.0.1", "localhost", "::1") and token is None:

@@ -82,7 +82,7 @@ def discounted_returns(rewards: torch.Tensor, mask: torch.Tensor, gamma: float =
     return out * mask
 
 
-def _whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+def whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """(x - mean) / (std + eps) over the masked entries of a [N, T] tensor."""
     n = mask.sum().clamp(min=1)
     mean = (x * mask).sum() / n
@@ -92,7 +92,7 @@ def _whiten(x: torch.Tensor, mask: torch.Tensor, eps: float = 1e-6) -> torch.Ten
 
 def reinforce_pp(rewards, mask, group_size, gamma: float = 1.0, eps: float = 1e-6, **_):
     """REINFORCE++: token returns (dense and in-reward KL terms included), whitened over the batch."""
-    return _whiten(discounted_returns(rewards, mask, gamma), mask, eps)
+    return whiten(discounted_returns(rewards, mask, gamma), mask, eps)
 
 
 def qae(rewards, mask, group_size, qae_k: float = 0.4, **_):
@@ -167,7 +167,30 @@ ESTIMATORS: dict[str, Estimator] = {
 }
 
 
-def group_variance_stats(seq_rewards: torch.Tensor, group_size: int) -> torch.Tensor:
-    """seq_rewards [N] -> [P] bool, True where all G rewards of the prompt are equal."""
-    g = _groups(seq_rewards, group_size)
-    return (g.max(-1).values - g.min(-1).values) == 0
+# ---------------------------------------------------------------- groups without signal
+def negligible_spread(seq_rewards: torch.Tensor, group_size: int, tol: float) -> torch.Tensor:
+    """[N] -> [P] bool: groups whose reward spread (max - min) is at most `tol` x the batch's
+    reward scale (the larger of its std and its mean |r|) plus 1e-8 (float noise). Normalising
+    such a group by its std would turn noise into full-size advantages.
+
+    >>> negligible_spread(torch.tensor([1.0, 1.0 + 1e-5, 0.0, 1.0]), 2, 1e-3).tolist()
+    [True, False]
+    """
+    g = seq_rewards.view(-1, group_size)
+    scale = max(float(seq_rewards.std()) if seq_rewards.numel() > 1 else 0.0, float(seq_rewards.abs().mean()))
+    return (g.max(-1).values - g.min(-1).values) <= tol * scale + 1e-8
+
+
+def flatten_negligible_groups(rewards_t: torch.Tensor, completion_mask: torch.Tensor, group_size: int, tol: float) -> torch.Tensor:
+    """Token rewards [N, C] whose groups of negligible spread get their group-mean total (the
+    difference is taken off each completion's last token), so group estimators give them zero."""
+    seq = sequence_rewards(rewards_t, completion_mask.float())  # [N]
+    flat = negligible_spread(seq, group_size, tol).repeat_interleave(group_size)  # [N]
+    if not flat.any():
+        return rewards_t
+    mean = seq.view(-1, group_size).mean(-1).repeat_interleave(group_size)
+    last = (completion_mask.sum(-1).long() - 1).clamp(min=0)
+    out = rewards_t.clone()
+    rows = flat.nonzero().flatten()
+    out[rows, last[rows]] -= (seq - mean)[rows]
+    return out

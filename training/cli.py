@@ -21,8 +21,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.scoring import RewardError
-    from training.trainer import TrainingStopped, prepare_run, train
+    from training.reward_calls import RewardError
+    from training.guards import TrainingStopped
+    from training.run_state import prepare_run
+    from training.trainer import train
 
     start = time.time()
     try:

@@ -4,7 +4,7 @@ as rows `{prompt, ...columns the reward needs}`, and a resumable, seeded prompt 
 Task specs: `arithmetic` or `arithmetic:digits=3,n_terms=2,ops=+` (the held-out split is the
 task's fixed hash split); `worked=1` adds worked `solution`s (what `rewardlab sft` trains on).
 
->>> rows = load_rows("arithmetic:digits=2", split="test", limit=3)
+>>> rows = load_prompt_rows("arithmetic:digits=2", split="test", limit=3)
 >>> sorted(rows[0])[:3], len(rows)
 (['answer', 'expression', 'ops'], 3)
 >>> stream = PromptStream(list(range(5)), seed=0)
@@ -47,8 +47,8 @@ def parse_task(spec: str) -> Any | None:
         raise ValueError(f"--data {spec!r}: {err}") from None
 
 
-def load_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0, prompt_column: str = "prompt",
-              answer_column: str = "answer", flag: str = "--data") -> list[dict[str, Any]]:
+def load_prompt_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0, prompt_column: str = "prompt",
+                     answer_column: str = "answer", flag: str = "--data") -> list[dict[str, Any]]:
     """Rows of a task split or of a dataset file / hub dataset (`split` names the hub split).
     Dataset rows get `prompt` (and `answer`) from `prompt_column` / `answer_column`; with the
     defaults a GSM8K `question` or MATH `problem` column is used when there is no `prompt`

@@ -1,5 +1,6 @@
-"""Checks `rl` runs before any model is loaded, so a run that cannot learn stops with a sentence
-instead of training on nothing.
+"""Checks that stop `rl` with a sentence instead of training on nothing: `check_policy_vocabulary`
+runs before any model is loaded; `TrainingStopped` is what a running loop raises when it cannot
+continue (repeated non-finite losses, all-None or constant rewards).
 
 `check_policy_vocabulary`: the prompts must be readable by the policy's tokenizer. The default
 policy is a character-level model for arithmetic (digits, `+-*=()`, space, newline): English
@@ -9,7 +10,7 @@ prompts would become `<unk>` tokens, and a run on them trains on noise.
 >>> check_policy_vocabulary(None, [{"prompt": "How many clips did Natalia sell?"}])
 Traceback (most recent call last):
 ...
-ValueError: --data: the default policy is a tiny character-level model for arithmetic; it cannot read 1 of 1 prompts (characters such as 'H', 'a', 'c', 'd', 'e', 'i', 'l', 'm' would become <unk>). Pass --model with a model for this data (a local folder or a hub name)
+ValueError: --data: the default policy is a tiny character-level model for arithmetic; it cannot read 1 of 1 prompts (characters such as '?', 'H', 'N', 'a', 'c', 'd', 'e', 'i' would become <unk>). Pass --model with a model for this data (a local folder or a hub name)
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ from typing import Any, Sequence
 
 CHECKED_ROWS = 256  # prompts looked at
 MAX_UNK_SHARE = 0.01  # a given model: refused when more than this share of prompt tokens are <unk>
+
+
+class TrainingStopped(RuntimeError):
+    """The run cannot continue (e.g. repeated non-finite losses); the message says why."""
 
 
 def check_policy_vocabulary(model: str | None, rows: Sequence[dict[str, Any]]) -> None:

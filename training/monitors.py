@@ -10,6 +10,9 @@ Each returns numbers to log and, optionally, an alarm (a sentence saying what we
 - `HackMonitor`     the alarm: the proxy (the training reward) rises while the gold probe falls; or the
                     completion length or the PRM's step count drifts far from where it started
 
+`build_monitors` builds them for a run; `Monitors.step` calls them with the step's batch and adds
+their numbers to the step's metrics line.
+
 >>> m = HackMonitor(gold_drop=0.05, drift=0.5)
 >>> [m.observe({"step": s, "reward/mean": 0.1 * s, "probe/accuracy": g, "length/mean": 4.0})
 ...  for s, g in [(1, 0.30), (2, 0.40), (3, 0.44), (4, 0.34), (5, 0.30), (6, 0.28)]][-1]
@@ -20,7 +23,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from rewards.base import reward_name
+from training.guards import TrainingStopped
+
+if TYPE_CHECKING:
+    from training.collect import Batch
+    from training.run_state import Run
 
 
 @dataclass
@@ -238,3 +248,55 @@ class HackMonitor:
                 self.raised.add(key)
                 alarm = f"{what} drifted from {start:.2f} to {now:.2f} ({now / start - 1:+.0%})"
         return alarm
+
+
+# ---------------------------------------------------------------- the loop's view
+@dataclass
+class Monitors:
+    """The per-step monitors above and what they said."""
+
+    samples: SampleLog
+    constant: ConstantReward
+    ood: OODShare | None
+    probe: GoldProbe | None
+    hack: HackMonitor
+    warn: Any  # fn(text): print a warning above the progress bar
+
+    def step(self, run: Run, step: int, batch: Batch, record: dict[str, Any]) -> str | None:
+        """Add the monitors' numbers to `record`; returns the hack alarm's text, if any."""
+        view = StepView(step=step, prompts=batch.prompts, completions=batch.rollout.texts, totals=batch.scores.totals,
+                        gold=batch.gold, metrics=batch.metrics, group_size=run.config.group_size)
+        for monitor in (self.constant, self.ood):
+            if monitor is None:
+                continue
+            numbers, warning = monitor(view)
+            record.update(numbers)
+            if warning:
+                self.warn(f"rl: warning: {warning}")
+        if self.probe is not None:
+            record.update(self.probe(step, last=step == run.config.steps))
+        alarm = self.hack.observe(record)
+        record["monitor/alarm"] = float(alarm is not None)
+        if alarm:
+            record["monitor/alarm_reason"] = alarm
+            self.warn(f"rl: HACK ALARM at step {step}: {alarm}" + ("; stopping (--stop-on-alarm)" if run.config.stop_on_alarm else ""))
+        record.update(self.samples(view))
+        return alarm
+
+    def check_stop(self) -> None:
+        """Raise `TrainingStopped` when a monitor says the run cannot learn (all-None or constant rewards)."""
+        if self.constant.stop_reason:
+            raise TrainingStopped(self.constant.stop_reason)
+
+
+def build_monitors(run: Run, probe_rows: list[dict], warn: Any) -> Monitors:
+    """The monitors of an `rl` run; `warn(text)` prints a warning (above the progress bar)."""
+    from training.heldout import greedy_accuracy
+
+    c = run.config
+    models = learned_models(run.reward_fn)
+    probe = GoldProbe(probe_rows, c.probe_every, lambda rows: greedy_accuracy(run, rows)) if probe_rows and run.accuracy_fn else None
+    constant = ConstantReward(reward_name(run.reward_fn), max_none_steps=c.max_none_steps, max_constant_steps=c.max_constant_steps)
+    return Monitors(samples=SampleLog(c.log_samples), constant=constant,
+                    ood=OODShare(models) if models else None, probe=probe,
+                    hack=HackMonitor(c.hack_gold_drop, c.hack_drift, gold_key="probe/accuracy" if probe else "accuracy"), warn=warn)

@@ -33,17 +33,18 @@ from typing import Any, Callable
 
 import torch
 
+from training.forward import PolicyPass
+
 
 @dataclass
 class Round:
     """One round of generation: the prompts' rows and texts, the rollout, and the behaviour
-    policy's per-token (logprobs, entropy or None, values or None) when the round is used one
-    step later (overlap), else None."""
+    policy's per-token outputs when the round is used one step later (overlap), else None."""
 
     rows: list[dict]
     prompts: list[str]
     rollout: Any
-    behaviour: tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None] | None
+    behaviour: PolicyPass | None
     generate_seconds: float
 
 
@@ -77,13 +78,13 @@ def wait_for(future: concurrent.futures.Future) -> tuple[ScoredRound, float]:
     return scored, time.time() - start
 
 
-def select_rows(behaviour: tuple | None, idx: list[int]) -> tuple | None:
+def select_rows(behaviour: PolicyPass | None, idx: list[int]) -> PolicyPass | None:
     if behaviour is None:
         return None
-    return tuple(x[idx] if x is not None else None for x in behaviour)
+    return PolicyPass(*(x[idx] if x is not None else None for x in behaviour))
 
 
-def concat_behaviour(parts: list[tuple | None], width: int) -> tuple | None:
+def concat_behaviour(parts: list[PolicyPass | None], width: int) -> PolicyPass | None:
     """Stack the behaviour tensors [n_k, C_k] of several rounds, right-padded to `width` columns
     (the width of the stacked rollout)."""
     if not parts or parts[0] is None:
@@ -92,4 +93,4 @@ def concat_behaviour(parts: list[tuple | None], width: int) -> tuple | None:
     def pad(x: torch.Tensor) -> torch.Tensor:
         return torch.nn.functional.pad(x, (0, width - x.shape[1]), value=0.0)
 
-    return tuple(torch.cat([pad(p[i]) for p in parts]) if parts[0][i] is not None else None for i in range(3))
+    return PolicyPass(*(torch.cat([pad(p[i]) for p in parts]) if parts[0][i] is not None else None for i in range(3)))

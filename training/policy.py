@@ -17,15 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from rewardlab.runtime import cpu_threads  # noqa: F401  (re-exported: training.policy.cpu_threads)
+from rewardlab.runs import write_folder_atomically
+from rewardlab.runtime import cpu_threads
 from training.tokenizer import char_tokenizer
 
 
@@ -162,15 +161,15 @@ def _install_shipped_policy(path: Path) -> None:
 
 def _build_policy(spec: DefaultPolicySpec, path: Path) -> None:
     """SFT exactly as `rewardlab sft <spec.sft_args()>` does (same rows, seed, kernels, one thread)."""
-    from training.data import load_rows
+    from training.data import load_prompt_rows
     from training.sft import SFTConfig, train_sft
 
     print(f"rewardlab: building the policy (tiny Llama, {spec.steps} SFT steps on {spec.task()}) -> {path}", flush=True)
     model, tok = tiny_policy(spec.model, seed=spec.seed)
     sft = SFTConfig(steps=spec.steps, batch_size=spec.batch_size, lr=spec.lr, seed=spec.seed, eval_size=500,
                     eval_every=spec.steps)
-    rows = load_rows(spec.task(), split="train", seed=spec.seed)
-    eval_rows = load_rows(spec.task(), split="test", limit=sft.eval_size, seed=spec.seed)
+    rows = load_prompt_rows(spec.task(), split="train", seed=spec.seed)
+    eval_rows = load_prompt_rows(spec.task(), split="test", limit=sft.eval_size, seed=spec.seed)
     with cpu_threads(1):  # see RLConfig.cpu_threads; the same weights need the same thread count
         result = train_sft(model, tok, sft, rows=rows, eval_rows=eval_rows)
         environment = build_environment()
@@ -198,18 +197,13 @@ def _cpu_name() -> str:
 
 def save_policy_atomically(model: Any, tokenizer: Any, path: Path, extra: dict | None = None) -> None:
     """Write to a temp folder beside `path`, then rename: readers see all or nothing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=path.name + ".tmp-", dir=path.parent))
-    try:
+    def write(tmp: Path) -> None:
         getattr(model, "module", model).save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         if extra is not None:
             (tmp / "rewardlab.json").write_text(json.dumps(extra, indent=2, default=str) + "\n")
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    write_folder_atomically(path, write)
 
 
 def load_policy(path: str | None = None, dtype: Any = None) -> tuple[Any, Any]:

@@ -20,14 +20,14 @@ checker labels data for a learned proxy):
   column's text - a correct completion in the policy's own format - is added as a correct sample
   (once the gold reward agrees), and near misses are made from it. Without it, a reward model
   never sees a right answer to the prompts the policy always gets wrong and cannot rank there.
-- `closeness` = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 when right, 0 when off by
-  10% or more ("badly wrong") or unreadable.
+- `closeness` (`verifiers.closeness`) = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 when right,
+  0 when off by 10% or more ("badly wrong") or unreadable.
 - `graded` = 1 if correct, else 0.5 x closeness: the gold reward with partial credit (at most half)
   for near answers and 0 for badly wrong ones; the target for quantile reward models, whose lower
   quantiles (CVaR) then measure the risk of a badly wrong answer. Measured: a quantile RM on the
   0/1 `correct` column (or on 1 / 0 / -1) did not learn to rank in 1,500 steps (pairwise 0.57), on
   `closeness` it did (0.90) but RL against it taught near answers (exact accuracy fell).
-- Step labels (`training/steps.py`): `check` (each `a+b=c` verified), `mc` (Monte-Carlo
+- Step labels (`training/step_labels.py`): `check` (each `a+b=c` verified), `mc` (Monte-Carlo
   completions from each step's prefix, Math-Shepherd), `auto` (check where every step is an
   equation, else mc; none for a task answered directly, or when every completion is one step), `none`.
 
@@ -47,10 +47,10 @@ from typing import Any, Sequence
 
 from rewardlab.config import opt, save_config
 from training.config import DEFAULT_DATA
+from verifiers.closeness import closeness
 
 STEP_LABELS = ("auto", "check", "mc", "none")
 SEPARATOR_NAMES = {"space": " ", "newline": "\n", "tab": "\t"}
-BADLY_WRONG = 0.1  # relative error beyond which an answer is badly wrong (closeness 0)
 
 
 @dataclass(frozen=True)
@@ -108,21 +108,6 @@ def resolve_separator(value: str, task: Any) -> str:
 
 
 # ---------------------------------------------------------------- labels
-def closeness(completion: str, answer: Any) -> float:
-    """1 for the gold number, falling linearly to 0 at a relative error of 10% (and for no number).
-
-    >>> closeness("579", "579"), closeness("580", "579"), closeness("666678", "579"), closeness("", "579")
-    (1.0, 0.9827288428324698, 0.0, 0.0)
-    """
-    from verifiers.simple_kinds import read_number
-
-    pred, gold = read_number(completion), read_number(str(answer))
-    if pred is None or gold is None:
-        return 0.0
-    error = abs(float(pred) - float(gold)) / max(abs(float(gold)), 1.0)
-    return max(0.0, 1.0 - error / BADLY_WRONG)
-
-
 _LAST_NUMBER = r"-?\d+"
 
 
@@ -134,7 +119,7 @@ def truncated_variants(completion: str, separator: str) -> list[str]:
     >>> truncated_variants("12+34=46 46+56=102", " ")
     ['12+34=46']
     """
-    from training.steps import split_steps
+    from training.step_labels import split_steps
 
     steps = split_steps(completion, separator)[0]
     return [separator.join(steps[: k + 1]) for k in range(len(steps) - 1)]
@@ -164,7 +149,7 @@ def near_miss_variants(completion: str, rng: random.Random, k: int) -> list[str]
 
 
 def gold_rewards(gold_fn: Any, prompts: Sequence[str], completions: Sequence[str], columns: dict[str, list]) -> list[float | None]:
-    from training.scoring import score
+    from training.reward_calls import score
 
     return score(gold_fn, prompts, completions, columns).totals
 
@@ -194,10 +179,10 @@ class Sampler:
 def label_shard(rows: list[dict], sampler: Sampler, gold_fn: Any, cfg: RMDataConfig, separator: str,
                 step_mode: str, near_misses: int, rng: random.Random, gold_completions: str = "") -> list[dict]:
     """Sample, label and (optionally) step-label one shard of prompts: one record per prompt."""
-    from training.rollout import prompt_text
-    from training.steps import check_steps, checkable, mc_labels, mc_prefixes, split_steps
+    from training.rollout import render_prompt
+    from training.step_labels import check_steps, checkable, mc_labels, mc_prefixes, split_steps
 
-    prompts = [prompt_text(sampler.tokenizer, r["prompt"], cfg.chat_template) for r in rows]
+    prompts = [render_prompt(sampler.tokenizer, r["prompt"], cfg.chat_template) for r in rows]
     texts = sampler.complete(prompts, cfg.samples)
     keys = [k for k in rows[0] if k != "prompt"]
     flat_p = [p for p, t in zip(prompts, texts) for _ in t]
@@ -285,7 +270,7 @@ def add_near_misses(records: list[dict], prompts: list[str], gold_fn: Any, cfg: 
 
 def add_mc_labels(records: list[dict], prompts: list[str], sampler: Sampler, gold_fn: Any, cfg: RMDataConfig, separator: str) -> None:
     """Math-Shepherd labels: cfg.mc_rollouts completions from every step prefix, judged by gold."""
-    from training.steps import mc_labels, mc_prefixes
+    from training.step_labels import mc_labels, mc_prefixes
 
     jobs = []  # (record, sample index, prefix index, prefix text)
     for r, rec in enumerate(records):
@@ -372,8 +357,9 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     from tqdm.auto import tqdm
 
     from rewards import build_reward
-    from training.data import load_rows, parse_task
-    from training.policy import cpu_threads, default_policy_path, load_policy
+    from training.data import load_prompt_rows, parse_task
+    from rewardlab.runtime import cpu_threads
+    from training.policy import default_policy_path, load_policy
 
     out = Path(cfg.output_dir)
     gold_fn = build_reward(cfg.gold)
@@ -383,16 +369,16 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     if step_mode == "auto" and task is not None and not getattr(task, "worked", False):
         step_mode = "none"  # a task answered directly has no steps
     columns = {"prompt_column": cfg.prompt_column, "answer_column": cfg.answer_column}
-    splits = {"train": load_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed, **columns)}
+    splits = {"train": load_prompt_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed, **columns)}
     if task is not None and cfg.eval_data is None and cfg.eval_prompts:
-        splits["test"] = load_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
+        splits["test"] = load_prompt_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
     elif cfg.eval_data and cfg.eval_prompts:
-        splits["test"] = load_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed, flag="--eval-data", **columns)
+        splits["test"] = load_prompt_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed, flag="--eval-data", **columns)
     for name, rows in splits.items():
         if "prompt" not in rows[0]:
             raise ValueError(f"--data {cfg.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
     from training.data import check_columns
-    from training.scoring import required_columns
+    from training.reward_calls import required_columns
 
     check_columns(splits["train"], sorted(required_columns(gold_fn)), cfg.data)
     if cfg.gold_completions and cfg.gold_completions not in splits["train"][0]:

@@ -44,7 +44,7 @@ class Rollout:
         return torch.cat([self.prompt_mask, self.completion_mask], dim=1)
 
 
-def prompt_text(tokenizer: Any, prompt: Any, chat_template: bool = False) -> str:
+def render_prompt(tokenizer: Any, prompt: Any, chat_template: bool = False) -> str:
     """A prompt as the text the model sees: chat messages (or any string when `chat_template`)
     go through the tokenizer's chat template with the generation prompt."""
     if isinstance(prompt, str) and not chat_template:
@@ -266,7 +266,7 @@ def generate(
     Greedy when `temperature == 0`; prompts that are chat messages use the chat template."""
     if num_samples < 1 or batch_size < 1:
         raise ValueError(f"num_samples and batch_size must be >= 1, got {num_samples}, {batch_size}")
-    texts = [prompt_text(tokenizer, p, chat_template) for p in prompts]
+    texts = [render_prompt(tokenizer, p, chat_template) for p in prompts]
     out: list[list[str]] = []
     per_call = max(1, batch_size // num_samples)
     for start in range(0, len(texts), per_call):

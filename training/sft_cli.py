@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from rewardlab.config import add_config_args, config_from_args, config_to_dict, save_config
+from rewardlab.runs import write_text_atomically
 from training.sft import SFTConfig
 
 
@@ -46,7 +47,7 @@ REMOVED = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from training.data import load_rows, parse_task
+    from training.data import load_prompt_rows, parse_task
     from training.policy import build_environment, load_policy, save_policy_atomically, tiny_policy
     from training.sft import train_sft
 
@@ -61,14 +62,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = config_from_args(SFTConfig, args)
         columns = {"prompt_column": args.prompt_column, "answer_column": args.answer_column}
-        rows = load_rows(args.data, split="train", seed=config.seed, **columns)
+        rows = load_prompt_rows(args.data, split="train", seed=config.seed, **columns)
         missing = {"prompt", "answer"} - set(rows[0])
         if missing:
             raise ValueError(f"--data {args.data!r}: missing column(s) {sorted(missing)}; rows have {sorted(rows[0])}")
         if args.eval_data:
-            eval_rows = load_rows(args.eval_data, split="test", limit=config.eval_size, flag="--eval-data", **columns)
+            eval_rows = load_prompt_rows(args.eval_data, split="test", limit=config.eval_size, flag="--eval-data", **columns)
         elif parse_task(args.data) is not None:
-            eval_rows = load_rows(args.data, split="test", limit=config.eval_size, seed=config.seed)
+            eval_rows = load_prompt_rows(args.data, split="test", limit=config.eval_size, seed=config.seed)
         else:
             cut = max(1, len(rows) // 10)
             rows, eval_rows = rows[:-cut], rows[-cut:]
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     built = {"sft": {k: v for k, v in result.items() if k != "history"}, "data": args.data, "model": args.model,
              "config": config_to_dict(config), "built_with": build_environment()}
     save_policy_atomically(model, tokenizer, out / "model", extra=built)
-    (out / "sft_result.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomically(out / "sft_result.json", json.dumps(result, indent=2) + "\n")
     print(f"sft: {result['steps']} steps in {result['seconds']:.0f} s, held-out accuracy {result['accuracy']:.1%} "
           f"({result['eval_size']} prompts); model in {out / 'model'}")
     print(f"sft: weights sha256 {result['weights_sha256']}")

@@ -30,7 +30,7 @@ DEFAULT_TIMEOUT = 5.0  # seconds per item, for every kind not listed below
 DEFAULT_TIMEOUTS: dict[str, float] = {"code": 30.0}  # code runs several sandboxed test cases
 NO_FAST_PATH = frozenset({"code"})  # untrusted code never runs in the caller's process
 # kinds without a fast path check their options here, so a typo raises at once (TypeError)
-OPTION_CHECKS: dict[str, str] = {"code": "verifiers.code_kind:check_options"}
+OPTION_CHECKS: dict[str, str] = {"code": "verifiers.code_kind:check_code_options"}
 
 Item = tuple[str, str, str, dict[str, Any]]  # (prediction, gold, kind, options)
 

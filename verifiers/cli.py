@@ -18,15 +18,14 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rewardlab.config import add_config_args, config_from_args, opt
+from rewardlab.runs import write_file_atomically
 from verifiers._common import MAX_DEPTH, depth
 from verifiers.registry import KINDS, kind_names
 
@@ -158,17 +157,13 @@ def read_items(path: str | Path, default_kind: str, default_options: dict[str, A
     return rows, items
 
 
-def _write_atomic(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+
+    write_file_atomically(path, write)
 
 
 def summary_table(verdicts: list[str], seconds: float) -> str:
@@ -210,7 +205,7 @@ def _run_file(config: VerifyConfig) -> int:
     for row, result in zip(rows, results):
         d = result.to_dict()
         out_rows.append({**row, **{k: d[k] for k in ("verdict", "score", "extracted", "gold_parsed", "detail", "elapsed", "kind")}})
-    _write_atomic(Path(config.output), out_rows)
+    _write_jsonl(Path(config.output), out_rows)
     print(summary_table([r.verdict.value for r in results], seconds))
     print(f"wrote {len(out_rows)} rows to {config.output}")
     return 0

@@ -145,10 +145,10 @@ def code_gold(value: Any, entry_point: str | None = None, setup: str | None = No
     return text
 
 
-def check_options(options: dict[str, Any]) -> None:
+def check_code_options(options: dict[str, Any]) -> None:
     """TypeError for an unknown option, ValueError for a bad value (run by the caller, in-process).
 
-    >>> check_options({"cpu_secs": 1})
+    >>> check_code_options({"cpu_secs": 1})
     Traceback (most recent call last):
     ...
     TypeError: code verifier got unknown option(s) 'cpu_secs'; valid options: compare, cpu_seconds, ...
@@ -179,7 +179,7 @@ def _failure(run: SandboxRun) -> tuple[Verdict, str]:
 
 def verify_code(prediction: str, gold: str, compare: str = "lines", **options: Any) -> VerifyResult:
     """Run the prediction's Python code against the gold tests; see the module docstring."""
-    check_options({"compare": compare, **options})
+    check_code_options({"compare": compare, **options})
     limits = SandboxLimits(**options)
     try:
         tests = parse_tests(gold)

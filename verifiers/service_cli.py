@@ -65,7 +65,7 @@ class ServeVerifierConfig:
 
     def sandbox_policy(self) -> dict[str, Any]:
         """--sandbox key=value pairs as SandboxLimits settings (values read as JSON when they parse)."""
-        from verifiers.code_kind import SANDBOX_OPTIONS, check_options
+        from verifiers.code_kind import SANDBOX_OPTIONS, check_code_options
 
         policy: dict[str, Any] = {}
         for item in self.sandbox:
@@ -77,7 +77,7 @@ class ServeVerifierConfig:
             except json.JSONDecodeError:
                 policy[key] = value
         try:
-            check_options(policy)
+            check_code_options(policy)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"--sandbox: {exc}") from None
         return policy
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from verifiers.pool import get_pool
-    from verifiers.service import TOKEN_ENV, ServiceLimits, create_app
+    from rewardlab.service import TOKEN_ENV, ServiceLimits
+    from verifiers.service import create_app
 
     token = config.token or os.environ.get(TOKEN_ENV) or None
     if config.host not in LOOPBACK and token is None:

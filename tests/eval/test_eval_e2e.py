@@ -36,7 +36,16 @@ def test_eval_rm_bt_accuracy_calibration_shift_ood(bt_rm_path, tmp_path, capsys)
     # temperature scaling fitted on validation lowers (or keeps) the test NLL it optimises, up to split noise
     cal = res["calibration"]
     assert res["temperature"] > 0 and cal["after"]["nll"] <= cal["before"]["nll"] + 0.05
-    assert 0 <= cal["before"]["ece"] <= 1 and 0 <= cal["after"]["brier"] <= 1
+    # the calibration numbers are those of the model's own margins on the 120 held-out pairs, recounted
+    from eval.data import rows_or_default
+    from eval.rm_eval import score_pairs, split_validation
+    from reward_models import load_reward_model, metrics
+
+    r_c, r_r = score_pairs(load_reward_model(bt_rm_path, device="cpu"), rows_or_default(None, "preference", 120, "test", 0), 64)
+    _, test = split_validation(120, 0.3, 0)
+    for name, temperature in (("before", 1.0), ("after", res["temperature"])):
+        mine = metrics.pairwise_calibration((r_c - r_r)[test], temperature, 10)
+        assert {k: cal[name][k] for k in ("ece", "brier", "nll")} == pytest.approx({k: mine[k] for k in ("ece", "brier", "nll")})
     # one row per (shift, field, level) plus the unshifted baseline
     assert len(res["shift"]) == 1 + 2 * 2 * 2
     # Mahalanobis on the backbone embeddings separates heavily shifted responses from in-distribution
@@ -52,7 +61,7 @@ def test_ood_monitor_api_and_check_mode(bt_rm_path, tmp_path):
     from reward_models import load_reward_model
     from reward_models.data import make_preference_rows
 
-    from eval.ood import OODMonitor
+    from reward_models.ood import OODMonitor
     from eval.shifts import shift_text
 
     rm = load_reward_model(bt_rm_path)
@@ -82,8 +91,23 @@ def test_eval_rm_prm(prm_rm_path, tmp_path):
                  "--shift-fields", "response", "--out", str(out), *QUICK]) == 0
     res = _report(out)["results"]
     assert res["kind"] == "prm" and res["n_solutions"] == 48
-    for key in ("step_accuracy", "first_error_accuracy", "step_auroc"):
-        assert 0.0 <= res[key] <= 1.0
+    # the same numbers counted by hand from the model's own step scores on the same 48 held-out rows
+    from eval.data import rows_or_default
+    from reward_models import load_reward_model
+
+    rows = rows_or_default(None, "stepwise", 48, "test", 0)
+    probs = [s.step_probs for s in load_reward_model(prm_rm_path, device="cpu").score(
+        [r.get("prompt", "") for r in rows], [list(r["completions"]) for r in rows])]
+    pairs = [(p >= 0.5, y) for ps, r in zip(probs, rows) for p, y in zip(ps, r["labels"])]
+    assert res["n_steps"] == len(pairs)
+    assert res["step_accuracy"] == pytest.approx(sum(pred == y for pred, y in pairs) / len(pairs))
+
+    def first_wrong(flags):
+        return next((k for k, ok in enumerate(flags) if not ok), -1)
+
+    hits = [first_wrong([p >= 0.5 for p in ps]) == first_wrong(r["labels"]) for ps, r in zip(probs, rows)]
+    assert res["first_error_accuracy"] == pytest.approx(sum(hits) / len(hits))
+    assert res["step_auroc"] > 0.5  # the 15-step PRM ranks right steps above wrong ones
     assert res["ood"][0]["detector"] == "mahalanobis"
 
 

@@ -7,7 +7,7 @@ import pytest
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import roc_auc_score
 
-from eval import metrics
+from reward_models import metrics
 
 ln3 = math.log(3.0)
 
@@ -122,7 +122,7 @@ def test_quantile_metrics_hand_computed():
     # y = 2.5 inside [0, 3]; y = 4 outside
     assert metrics.interval_coverage(taus, q, np.array([2.5, 4.0])) == 0.5
     # y = 1: u = (1, 0, -2): .1*1 + 0 + (-2)*(.9 - 1) = .3 ; per item mean over 3 levels = .1
-    assert metrics.pinball_loss(taus, q[:1], np.array([1.0])) == pytest.approx(0.1)
+    assert metrics.mean_pinball_loss(taus, q[:1], np.array([1.0])) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="outside"):
         metrics.quantiles_at(taus, q, 0.05)
 

@@ -91,8 +91,11 @@ def test_proxy_gold_gap_hand_computed():
     # the proxy picks the wrong sample in prompt 1 (gold 0) and the right one in prompt 2 (gold 1)
     assert gap["bon_gold"] == 0.5 and gap["oracle_gold"] == 1.0 and gap["bon_gap"] == 0.5
     assert gap["proxy_mean"] == 0.5 and gap["gold_mean"] == 0.5 and gap["mean_gap"] == 0.0
-    # proxy (.9 .1 .2 .8) vs gold (0 1 0 1): ranks (4 1 2 3) vs ties -> spearman computed by scipy
-    assert -1.0 <= gap["spearman"] <= 1.0
+    # spearman: proxy ranks (4 1 2 3) against gold's tied ranks (1.5 3.5 1.5 3.5); deviations from the
+    # mean rank (1.5 -1.5 -.5 .5) and (-1 1 -1 1): r = -2 / (sqrt(5) * 2) = -1/sqrt(5)
+    assert gap["spearman"] == pytest.approx(-1 / 5**0.5)
+    # pearson: deviations (.4 -.4 -.3 .3) and (-.5 .5 -.5 .5): r = -.1 / (sqrt(.5) * 1)
+    assert gap["pearson"] == pytest.approx(-0.1 / 0.5**0.5)
     # None (not applicable) samples are skipped
     assert proxy_gold_gap([[1.0, None, 0.0]], [[1.0, 1.0, 0.0]])["bon_gold"] == 1.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reward_models.generative import GenerativeJudge, JudgeTemplates, parse_scores
+from reward_models.local_judge import GenerativeJudge, JudgeTemplates, parse_scores
 
 WORDS = ["[PAD]", "[UNK]", "[EOS]", "Yes", "No", "Question:", "Solution:", "Is", "this", "solution", "correct?",
          "Answer", "or", "No.", "Answer:", "Score", "for", "Response", "1:", "2:", "7", "3", "2+2=", "4", "5"]

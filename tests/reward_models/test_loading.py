@@ -6,7 +6,7 @@ import pytest
 
 from reward_models.backbones import load_tokenizer
 from reward_models.encoding import PairEncoder
-from reward_models.loading import DataError, check_rows, detect_format, heldout_split, load_rows, score_columns_of
+from reward_models.loading import DataError, check_rows, detect_format, heldout_split, load_rm_rows, score_columns_of
 
 ROWS = [{"prompt": f"{i}+1=", "response": f"The answer is {i + 1}.", "quality": 0.5 + i / 10} for i in range(4)]
 
@@ -18,7 +18,7 @@ def test_files_of_every_format_load_the_same_rows(tmp_path, suffix):
     path = tmp_path / f"scored{suffix}"
     ds = Dataset.from_list(ROWS)
     {".jsonl": ds.to_json, ".csv": lambda p: ds.to_csv(p, index=False), ".parquet": ds.to_parquet}[suffix](str(path))
-    rows = load_rows(str(path))
+    rows = load_rm_rows(str(path))
     assert rows == ROWS
     assert detect_format(rows, "quantile", str(path)) == "scored"
     assert score_columns_of(rows, (), str(path)) == ["quality"]  # numeric columns become attributes
@@ -28,9 +28,9 @@ def test_unknown_file_type_and_missing_hub_dataset_are_explained(tmp_path):
     bad = tmp_path / "rows.txt"
     bad.write_text("x")
     with pytest.raises(DataError, match="unsupported file type '.txt'"):
-        load_rows(str(bad))
+        load_rm_rows(str(bad))
     with pytest.raises(DataError, match="cannot be read as a hub dataset"):
-        load_rows("no-such-user/no-such-dataset-xyz")
+        load_rm_rows("no-such-user/no-such-dataset-xyz")
 
 
 @pytest.mark.parametrize(

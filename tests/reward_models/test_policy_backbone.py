@@ -12,7 +12,8 @@ import torch
 from reward_models import load_reward_model
 from reward_models.encoding import PairEncoder
 from reward_models.modeling import RewardModel
-from reward_models.train import BatchSampler, TrainRMConfig, encode_rows, make_batch, prompt_groups, train
+from reward_models.batches import BatchSampler, encode_rows, make_batch, rows_by_prompt
+from reward_models.train import TrainRMConfig, train
 from training.policy import load_policy
 
 
@@ -63,7 +64,7 @@ def test_a_batch_forwards_each_distinct_response_once(tiny_causal_lm):
 
 def test_prompt_groups_stay_together_in_batches():
     rows = [{"prompt": p} for p in "aabbbc"]
-    groups = prompt_groups(rows)
+    groups = rows_by_prompt(rows)
     assert groups == [[0, 1], [2, 3, 4], [5]]
     sampler = BatchSampler(6, 3, seed=0, groups=groups)
     order = sampler.indices(0) + sampler.indices(1)
@@ -71,7 +72,7 @@ def test_prompt_groups_stay_together_in_batches():
     for prompt in "abc":  # a prompt's rows are consecutive in the epoch's order
         positions = [k for k, i in enumerate(order) if rows[i]["prompt"] == prompt]
         assert positions == list(range(positions[0], positions[0] + len(positions)))
-    assert prompt_groups([{"prompt": "a"}, {"prompt": "b"}]) is None  # no prompt repeats: plain shuffling
+    assert rows_by_prompt([{"prompt": "a"}, {"prompt": "b"}]) is None  # no prompt repeats: plain shuffling
 
 
 def _samples(path, n):
@@ -101,7 +102,9 @@ def test_train_rm_on_a_policy_backbone_regularises_and_saves_an_ood_detector(tin
     rm = load_reward_model(out / "final", device="cpu")
     assert rm.ood is not None and (out / "final" / "ood.npz").exists()
     report = rm.ood.check(["1+1=", "1+1="], ["2", "abc"])
-    assert report.n == 2 and 0.0 <= report.flagged_fraction <= 1.0
+    # each sample is flagged when its distance passes the detector's threshold; the fraction counts them
+    assert report.flagged == [d > report.threshold for d in report.scores]
+    assert report.n == 2 and report.flagged_fraction == sum(report.flagged) / 2
 
 
 def test_embed_after_score_reuses_the_forward(tiny_causal_lm, monkeypatch):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reward_models.encoding import PairEncoder
-from reward_models.loading import check_rows, detect_format, load_rows
+from reward_models.loading import check_rows, detect_format, load_rm_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
@@ -42,7 +42,7 @@ SHAPES = [
 
 @pytest.mark.parametrize("sample, kind, expected", SHAPES, ids=[s[0] for s in SHAPES])
 def test_each_rm_data_shape_loads_into_the_trainers_format(sample, kind, expected):
-    rows = load_rows(str(SAMPLES / sample))
+    rows = load_rm_rows(str(SAMPLES / sample))
     fmt = detect_format(rows, kind, sample)
     check_rows(rows, fmt, sample)
     assert fmt == {"bt": "preference", "prm": "stepwise"}[kind]
@@ -68,7 +68,7 @@ def test_ultrafeedback_rows_do_not_repeat_the_prompt():
     """Before: prompt (a string) + chosen ([user, assistant]) gave "user: Q\\nuser: Q\\nassistant: A"."""
     row = json.loads((SAMPLES / "ultrafeedback.jsonl").read_text().splitlines()[0])
     enc = PairEncoder(char_tokenizer(), max_length=256)
-    loaded = load_rows(str(SAMPLES / "ultrafeedback.jsonl"))[0]
+    loaded = load_rm_rows(str(SAMPLES / "ultrafeedback.jsonl"))[0]
     text = enc.tokenizer.decode(enc.encode_pair(loaded["prompt"], loaded["chosen"])["input_ids"])
     assert text.count(row["prompt"]) == 1
 
@@ -78,7 +78,7 @@ def test_chat_templates_render_the_same_text_in_training_and_in_rl_scoring(tmp_p
     hands the reward the data's prompt string and the completion string. Both must be the same
     tokens (before, training used the template and scoring did not, or the reverse)."""
     from reward_models.scoring import LoadedRewardModel
-    from reward_models.train import encode_rows
+    from reward_models.batches import encode_rows
     from rewards.learned import ScalarRMReward
     from transformers import LlamaConfig, LlamaModel
 
@@ -90,7 +90,7 @@ def test_chat_templates_render_the_same_text_in_training_and_in_rl_scoring(tmp_p
                            num_key_value_heads=2, max_position_embeddings=256, pad_token_id=0)).save_pretrained(backbone)
     tok.save_pretrained(backbone)
     model = RewardModel.from_backbone(str(backbone), "bt", max_seq_length=256, use_chat_template=True)
-    rows = load_rows(str(SAMPLES / "ultrafeedback.jsonl"))
+    rows = load_rm_rows(str(SAMPLES / "ultrafeedback.jsonl"))
     enc = PairEncoder(tok, max_length=256, append_eos=model.config.append_eos, chat_template=model.config.use_chat_template)
     trained = encode_rows(enc, rows[:1], "preference", [], "\n")[0]["chosen"]["input_ids"]
     rm = LoadedRewardModel(model, tok)

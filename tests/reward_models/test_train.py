@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from reward_models import load_reward_model
-from reward_models.train import TrainRMConfig, last_checkpoint, train
+from reward_models.train import TrainRMConfig, train
+from rewardlab.runs import STATE_FILE, resume_checkpoint
 from rewardlab.cli import main
 
 
@@ -69,8 +70,10 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path, tiny_backbone):
 
     shutil.rmtree(killed / "final")
     shutil.rmtree(killed / "checkpoints" / "step-6")
-    (killed / ".tmp-checkpoints-step-6-999").mkdir()  # a half-written temp dir is ignored
-    assert last_checkpoint(killed).name == "step-4"
+    (killed / "checkpoints" / ".tmp-step-6").mkdir()  # a half-written temp dir is ignored
+    said = []
+    assert resume_checkpoint(killed / "checkpoints", log=said.append, command="train-rm").name == "step-4"
+    assert "falling back to step-4" in said[0]  # `latest` names the step-6 checkpoint, which is gone
     resumed = train(_cfg(tmp_path, tiny_backbone, "killed", resume=True), progress=False)
     a = load_reward_model(straight["final"], device="cpu").model.state_dict()
     b = load_reward_model(resumed["final"], device="cpu").model.state_dict()
@@ -122,15 +125,23 @@ def test_quantile_from_a_preference_file_with_a_held_out_share(tmp_path, tiny_ba
     cfg = _cfg(tmp_path, tiny_backbone, "qrm-pref", kind="quantile", data=data, eval_fraction=0.2, steps=3, eval_every=3, save_every=3)
     result = train(cfg, progress=False)
     assert result["format"] == "preference" and result["n_train"] + result["n_eval"] == len(rows)
-    assert 0.0 <= result["eval"]["pairwise_accuracy"] <= 1.0
-    score = load_reward_model(result["final"], device="cpu").score(["1+1="], ["The answer is 2."])[0]
+    # the logged accuracy is the final model's, counted by hand on the prompts the hash held out
+    from reward_models.loading import heldout_split
+
+    rm = load_reward_model(result["final"], device="cpu")
+    _, held = heldout_split(rows, 0.2)
+    chosen = rm.score([r["prompt"] for r in held], [r["chosen"] for r in held])
+    rejected = rm.score([r["prompt"] for r in held], [r["rejected"] for r in held])
+    wins = [c.mean > r.mean for c, r in zip(chosen, rejected)]
+    assert len(held) == result["n_eval"] and result["eval"]["pairwise_accuracy"] == pytest.approx(sum(wins) / len(wins))
+    score = rm.score(["1+1="], ["The answer is 2."])[0]
     assert len(score.quantiles) == 19 and score.gate == {"score": 1.0}
 
 
 @pytest.mark.parametrize("kind, key", [("bt", "rewards"), ("quantile", "quantiles"), ("prm", "step_logits")])
 def test_length_sorted_chunks_give_the_same_outputs(tiny_backbone, kind, key):
     from reward_models.modeling import RewardModel
-    from reward_models.train import forward_by_length
+    from reward_models.batches import forward_by_length
 
     model = RewardModel.from_backbone(tiny_backbone, kind).eval()
     lengths = [5, 12, 3, 9, 7, 12, 4, 6]  # right-padded rows of different lengths
@@ -175,7 +186,11 @@ def _killed_after_step_2(tmp_path, tiny_backbone, name):
 def test_resume_refuses_a_trainer_state_that_runs_code(tmp_path, tiny_backbone):
     out = _killed_after_step_2(tmp_path, tiny_backbone, "tampered")
     marker = tmp_path / "code-ran"
-    torch.save({"optimizer": _RunsCode(str(marker)), "scheduler": {}, "step": 2}, out / "checkpoints" / "step-2" / "trainer_state.pt")
+    ckpt = out / "checkpoints" / "step-2"
+    torch.save({"optimizer": _RunsCode(str(marker)), "scheduler": {}, "step": 2}, ckpt / "trainer_state.pt")
+    manifest = json.loads((ckpt / STATE_FILE).read_text())  # the forger also fixes the file list
+    manifest["files"]["trainer_state.pt"] = (ckpt / "trainer_state.pt").stat().st_size
+    (ckpt / STATE_FILE).write_text(json.dumps(manifest))
     with pytest.raises(ValueError, match="trainer_state.pt"):
         train(_cfg(tmp_path, tiny_backbone, "tampered", steps=4, eval_every=4, resume=True), progress=False)
     assert not marker.exists()  # loaded with weights_only=True: the payload never ran

@@ -12,7 +12,7 @@ from rewards import Combine, FormatReward, build_reward
 from rewards.adapters import as_openrlhf_reward_func, as_verl_batch_compute_score, trl_reward_funcs
 from rewards.combine import Gated
 from rewards.concurrent import AsyncReward, call_reward, is_async_reward, run_sync
-from training.scoring import RewardError, score
+from training.reward_calls import RewardError, score
 
 DELAY = 0.3  # each slow part; two of them one after another would take 2 * DELAY
 

@@ -14,7 +14,8 @@ import pytest
 from rewardlab.cli import main
 from training.config import RLConfig
 from training.monitors import ConstantReward, StepView
-from training.trainer import TrainingStopped, train
+from training.guards import TrainingStopped
+from training.trainer import train
 
 TINY = ["--prompts-per-step", "2", "--group-size", "2", "--max-new-tokens", "2", "--eval-size", "2",
         "--eval-every", "0", "--checkpoint-every", "0", "--report", "false", "--probe-size", "0"]

@@ -6,10 +6,12 @@ import json
 import pytest
 
 import training.policy
-import training.trainer
+import training.update
 from rewardlab.cli import main as rewardlab
 from training.config import RLConfig
-from training.trainer import TrainingStopped, prepare_run, train
+from training.guards import TrainingStopped
+from training.run_state import prepare_run
+from training.trainer import train
 
 
 @pytest.fixture
@@ -86,13 +88,13 @@ def test_a_raising_reward_stops_the_run_with_its_name_and_the_sample(tiny_dir, t
 
 
 def test_repeated_non_finite_losses_stop_the_run(tiny_dir, tmp_path, monkeypatch):
-    real = training.trainer.clipped_surrogate
+    real = training.update.clipped_surrogate
 
     def nan_loss(*args, **kwargs):
         loss, clipped = real(*args, **kwargs)
         return loss * float("nan"), clipped
 
-    monkeypatch.setattr(training.trainer, "clipped_surrogate", nan_loss)
+    monkeypatch.setattr(training.update, "clipped_surrogate", nan_loss)
     config = RLConfig(model=str(tiny_dir), data="arithmetic:digits=1", reward="length:target=2,coef=1", steps=5,
                       prompts_per_step=2, group_size=2, max_new_tokens=2, eval_size=4, max_bad_steps=2,
                       output_dir=tmp_path / "r", report=False)

@@ -12,7 +12,9 @@ from safetensors.torch import load_file
 
 from training.config import LEARNED_KL, RLConfig
 from training.monitors import ConstantReward, HackMonitor, OODShare, SampleLog, StepView, learned_models
-from training.trainer import flatten_negligible_groups, negligible_spread, prepare_run, train
+from training.advantages import flatten_negligible_groups, negligible_spread
+from training.run_state import prepare_run
+from training.trainer import train
 
 BASE = dict(data="arithmetic:digits=1", steps=3, prompts_per_step=4, group_size=4, max_new_tokens=3, eval_size=8,
             eval_every=0, checkpoint_every=0, lr=1e-2, report=False, probe_size=4, probe_every=1)
@@ -152,11 +154,11 @@ def test_hack_monitor_length_and_step_count_drift():
 
 
 def test_monitors_log_every_step_and_the_alarm_stops_the_run(tiny_dir, tmp_path, monkeypatch):
-    import training.trainer
+    import training.monitors
 
     # a hack monitor that raises an alarm at step 2
-    real = training.trainer.HackMonitor
-    monkeypatch.setattr(training.trainer, "HackMonitor", lambda *a, **k: type("H", (real,), {
+    real = training.monitors.HackMonitor
+    monkeypatch.setattr(training.monitors, "HackMonitor", lambda *a, **k: type("H", (real,), {
         "observe": lambda self, r: "gold probe accuracy fell (test)" if r["step"] == 2 else None})(*a, **k))
     out = tmp_path / "run"
     summary = train(RLConfig(model=str(tiny_dir), output_dir=out, reward="length:target=2,coef=1", stop_on_alarm=True,

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from training.config import RLConfig
-from training.trainer import generates_ahead, train
+from training.collect import generates_ahead
+from training.trainer import train
 
 BASE = dict(data="arithmetic:digits=1", steps=4, prompts_per_step=4, group_size=4, max_new_tokens=3, eval_size=8,
             eval_every=0, checkpoint_every=0, lr=1e-2, report=False, probe_size=0)

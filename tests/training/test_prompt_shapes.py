@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from training.config import RLConfig
-from training.trainer import _columns, prepare_run
+from training.collect import rollout_columns
+from training.run_state import prepare_run
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
@@ -59,7 +60,7 @@ def test_each_prompt_shape_works_with_at_most_one_flag(chat_policy, tmp_path, sa
     raw = _first(sample)
     expected_prompt = raw.get("prompt", raw.get("question", raw.get("problem", raw.get("text"))))
     assert row["prompt"] == expected_prompt
-    columns = _columns([row, row], 1)
+    columns = rollout_columns([row, row], 1)
     fn = prepared["reward_fn"]
     assert fn([row["prompt"]] * 2, [right, wrong], **columns) == [1.0, 0.0]
 

@@ -10,8 +10,9 @@ import random
 import pytest
 
 from rewardlab.cli import main as rewardlab
-from training.rm_data import RMDataConfig, Sampler, closeness, label_shard, near_miss_variants
-from training.steps import check_steps, mc_labels
+from training.rm_data import RMDataConfig, Sampler, label_shard, near_miss_variants
+from verifiers.closeness import closeness
+from training.step_labels import check_steps, mc_labels
 
 BASE = ["rm-data", "--n-prompts", "40", "--eval-prompts", "10", "--samples", "4", "--max-new-tokens", "4",
         "--data", "arithmetic:digits=1", "--shard-prompts", "16"]

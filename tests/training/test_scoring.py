@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rewards.base import RewardOutput
-from training.scoring import RewardError, required_columns, score, token_rewards
+from training.reward_calls import RewardError, required_columns, score, token_rewards
 from training.tokenizer import char_tokenizer
 
 TOK = char_tokenizer()

@@ -1,4 +1,4 @@
-"""Micro-batching (verifiers.batching): concurrent requests scored as one batch, backpressure only
+"""Micro-batching (rewardlab.batching): concurrent requests scored as one batch, backpressure only
 when the queue is full, per-request deadlines, errors reaching only the request at fault."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from verifiers.batching import DeadlineExceeded, MicroBatcher, QueueFull
+from rewardlab.batching import DeadlineExceeded, MicroBatcher, QueueFull
 
 
 class Recorder:

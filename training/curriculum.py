@@ -1,9 +1,10 @@
-"""Sampling control: DAPO dynamic sampling (keep only groups whose rewards differ) and a
-variance-based curriculum (VCRL-style: replay prompts whose group reward variance was high).
+"""A variance-based curriculum (VCRL-style, `rl --curriculum variance`): replay prompts whose
+group reward variance was high. (Which groups dynamic sampling keeps is decided by
+`training.advantages.negligible_spread`.)
 
 >>> r = torch.tensor([1., 1., 0., 1., 0., 0.])     # three prompts, G = 2
->>> varied_groups(r, 2).tolist(), [round(x, 2) for x in group_variance_score(r, 2).tolist()]
-([False, True, False], [0.0, 1.0, 0.0])
+>>> [round(x, 2) for x in group_variance_score(r, 2).tolist()]
+[0.0, 1.0, 0.0]
 """
 
 from __future__ import annotations
@@ -11,12 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-
-
-def varied_groups(seq_rewards: torch.Tensor, group_size: int) -> torch.Tensor:
-    """seq_rewards [N] -> [P] bool, True where the group's rewards are not all equal."""
-    g = seq_rewards.view(-1, group_size)
-    return (g.max(-1).values - g.min(-1).values) > 0
 
 
 def group_variance_score(seq_rewards: torch.Tensor, group_size: int) -> torch.Tensor:

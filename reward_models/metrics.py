@@ -257,11 +257,11 @@ def interval_coverage(taus: np.ndarray, quantiles: np.ndarray, y: np.ndarray, lo
     return float(np.mean((y >= q_lo) & (y <= q_hi)))
 
 
-def pinball_loss(taus: np.ndarray, quantiles: np.ndarray, y: np.ndarray) -> float:
+def mean_pinball_loss(taus: np.ndarray, quantiles: np.ndarray, y: np.ndarray) -> float:
     """Mean over items and levels of rho_tau(u) = u * (tau - 1[u < 0]), u = y - q_tau.
 
     taus [K], quantiles [N, K], y [N].
-    >>> pinball_loss(np.array([0.1, 0.9]), np.array([[0.0, 2.0]]), np.array([1.0]))
+    >>> mean_pinball_loss(np.array([0.1, 0.9]), np.array([[0.0, 2.0]]), np.array([1.0]))
     0.1
     """
     taus = np.asarray(taus, dtype=float)[None, :]  # [1, K]

@@ -1,0 +1,247 @@
+"""HTTP service plumbing every rewardlab service shares (`serve-verifier`, `serve-reward`).
+
+`add_protections(app, ServiceLimits(...))` puts one ASGI middleware in front of any app:
+request headers' count and size (431, on every path), bearer token (401), request body size (413),
+a deadline for receiving the body (408; the body is read before the request takes one of the
+concurrency slots, which are for work), requests in flight (429 with `Retry-After` past
+`max_concurrent`); `/health` stays open. Request models cap their item lists at `max_items`
+(`items_field`, `check_items`), so an oversized batch is a 413 before any item is validated;
+validation errors are a compact 422 naming each field, never echoing the input (NaN or a million
+items included). `make_batcher` / `batched`: the micro-batching queue (`rewardlab.batching`) with
+its HTTP answers (503 + `Retry-After` when full, 504 past the request deadline).
+
+>>> ServiceLimits(max_items=10).max_items
+10
+>>> ServiceLimits(max_items=0)
+Traceback (most recent call last):
+...
+ValueError: ServiceLimits.max_items must be a positive finite number, got 0
+"""
+
+# no `from __future__ import annotations`: FastAPI reads the request models from real annotations
+
+import dataclasses
+import asyncio
+import hmac
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+TOKEN_ENV = "REWARDLAB_SERVICE_TOKEN"
+
+
+@dataclass(frozen=True)
+class ServiceLimits:
+    """Protections of a rewardlab HTTP service."""
+
+    max_body_bytes: int = field(default=16 << 20, metadata={"help": "largest request body (413 past it)"})
+    max_items: int = field(default=4096, metadata={"help": "most items in one request (413 past it)"})
+    max_concurrent: int = field(default=1024, metadata={"help": "requests in flight at once, queued or being scored (429 past it)"})
+    token: Optional[str] = field(
+        default=None, metadata={"help": f"bearer token required on every path but the open ones (None: ${TOKEN_ENV} if set)"}
+    )
+    open_paths: tuple = field(default=("/health",), metadata={"help": "paths served without a token or limits"})
+    max_timeout: Optional[float] = field(
+        default=None, metadata={"help": "largest per-item timeout a client may ask for (None: the service's own for the kind)"}
+    )
+    body_timeout: float = field(default=10.0, metadata={"help": "seconds a client has to send its whole body (408 past it)"})
+    batch_items: int = field(default=256, metadata={"help": "most items scored in one micro-batch (requests gathered together)"})
+    batch_wait: float = field(default=0.005, metadata={"help": "seconds the first queued request waits for others to join its batch"})
+    max_queue: int = field(default=16384, metadata={"help": "items waiting to be scored; a request past it gets 503 + Retry-After"})
+    request_timeout: float = field(default=120.0, metadata={"help": "deadline of a request in seconds, queue included (504 past it)"})
+    max_header_bytes: int = field(default=32 << 10, metadata={"help": "bytes of all request headers, names and values (431 past it)"})
+    max_headers: int = field(default=100, metadata={"help": "number of request headers (431 past it)"})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.batch_wait, bool) or not isinstance(self.batch_wait, (int, float)) or not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
+            raise ValueError(f"ServiceLimits.batch_wait must be a finite number of seconds >= 0, got {self.batch_wait!r}")
+        for name in ("max_body_bytes", "max_items", "max_concurrent", "max_timeout", "body_timeout", "batch_items", "max_queue",
+                     "request_timeout", "max_header_bytes", "max_headers"):
+            value = getattr(self, name)
+            if value is None and name == "max_timeout":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"ServiceLimits.{name} must be a positive finite number, got {value!r}")
+        if self.token is not None and not self.token.strip():
+            raise ValueError("ServiceLimits.token must not be empty (use None for no token)")
+
+
+async def _reply(send: Any, status: int, detail: str, headers: tuple = ()) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class ProtectionMiddleware:
+    """Pure ASGI middleware: header count and size, token, body size and deadline, then concurrency, before the app sees
+    anything. The whole body is read (within `body_timeout`) before a slot is taken, so clients
+    that trickle their bodies cannot hold the slots."""
+
+    def __init__(self, app: Any, limits: ServiceLimits, token: Optional[str]) -> None:
+        self.app, self.limits, self.token = app, limits, token
+        self.in_flight = 0  # one event loop: no lock needed
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":  # every path, /health included
+            raw = scope.get("headers", [])
+            if len(raw) > self.limits.max_headers:
+                await _reply(send, 431, f"{len(raw)} request headers; the limit is {self.limits.max_headers}",
+                             ((b"connection", b"close"),))
+                return
+            size = sum(len(k) + len(v) for k, v in raw)
+            if size > self.limits.max_header_bytes:
+                await _reply(send, 431, f"request headers of {size} bytes; the limit is {self.limits.max_header_bytes} bytes",
+                             ((b"connection", b"close"),))
+                return
+        if scope["type"] != "http" or scope["path"] in self.limits.open_paths:
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self.token is not None:
+            given = headers.get("authorization", "")
+            if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), self.token.encode())):
+                await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
+                             ((b"www-authenticate", b"Bearer"),))
+                return
+        body = await self._read_body(headers, receive, send)
+        if body is None:
+            return  # answered already (413 / 408), or the client went away
+        if self.in_flight >= self.limits.max_concurrent:
+            await _reply(send, 429, f"too many concurrent requests (limit {self.limits.max_concurrent}); retry shortly",
+                         ((b"retry-after", b"1"),))
+            return
+        self.in_flight += 1
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _read_body(self, headers: dict, receive: Any, send: Any) -> Optional[bytes]:
+        """The whole body, or None after answering 413 (too big) or 408 (not sent in time)."""
+        limit, seconds = self.limits.max_body_bytes, self.limits.body_timeout
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            await _reply(send, 413, f"request body of {declared} bytes is over the limit of {limit} bytes; split the batch")
+            return None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        chunks, size = [], 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                await _reply(send, 408, f"request body not received within {seconds:g} s; send it at once",
+                             ((b"connection", b"close"),))
+                return None
+            if message["type"] != "http.request":
+                return None  # client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > limit:
+                await _reply(send, 413, f"request body is over the limit of {limit} bytes; split the batch")
+                return None
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def add_protections(app: Any, limits: Optional[ServiceLimits] = None, **overrides: Any) -> ServiceLimits:
+    """Protect `app` (FastAPI/Starlette) with `limits` (fields may also be given as keywords);
+    the token falls back to the environment variable REWARDLAB_SERVICE_TOKEN. The limits are kept
+    in `app.state.limits` for `check_items`.
+
+    >>> from fastapi import FastAPI
+    >>> add_protections(FastAPI(), max_items=5).max_items
+    5
+    """
+    limits = dataclasses.replace(limits or ServiceLimits(), **overrides)
+    token = limits.token if limits.token is not None else (os.environ.get(TOKEN_ENV) or None)
+    app.add_middleware(ProtectionMiddleware, limits=limits, token=token)
+    app.state.limits = limits
+    try:
+        from fastapi.exceptions import RequestValidationError
+    except ImportError:  # a plain Starlette app: no request models to validate
+        return limits
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    return limits
+
+
+def items_field(app: Any, description: str) -> Any:
+    """A pydantic `Field` for a request's list of items, capped at `max_items`: the length is
+    checked before any item is validated (a 413, see `_validation_error`)."""
+    from pydantic import Field
+
+    return Field(..., max_length=app.state.limits.max_items, description=description)
+
+
+def check_items(app: Any, n: int) -> None:
+    """413 when a request carries more items than `app.state.limits.max_items`."""
+    from fastapi import HTTPException
+
+    limit = app.state.limits.max_items
+    if n > limit:
+        raise HTTPException(413, _too_many(n, limit))
+
+
+def _too_many(n: Any, limit: int) -> str:
+    return f"{n} items in one request; the limit is {limit} (split the batch)"
+
+
+MAX_ERRORS_SHOWN = 10
+
+
+async def _validation_error(request: Any, exc: Any) -> Any:
+    """FastAPI's validation errors as one short, JSON-safe message that names each field (the
+    default answer echoes the input: a 500 for NaN, minutes of work for a million bad items).
+    A list over `max_items` is a 413."""
+    from fastapi.responses import JSONResponse
+
+    errors = exc.errors()
+    for error in errors:
+        if error.get("type") == "too_long" and error.get("loc", ())[:1] == ("body",):
+            ctx = error.get("ctx") or {}
+            return JSONResponse({"detail": _too_many(ctx.get("actual_length", "too many"), ctx.get("max_length"))}, status_code=413)
+    parts = []
+    for error in errors[:MAX_ERRORS_SHOWN]:
+        loc = [str(p) for p in error.get("loc", ()) if p != "body"]
+        where = "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc).lstrip(".") or "body"
+        if error.get("type") == "json_invalid":  # its location is a character position, not a field
+            where = f"body (at character {loc[0]})" if loc else "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    if len(errors) > MAX_ERRORS_SHOWN:
+        parts.append(f"... and {len(errors) - MAX_ERRORS_SHOWN} more errors")
+    return JSONResponse({"detail": "; ".join(parts)}, status_code=422)
+
+
+def make_batcher(limits: ServiceLimits, run_batch: Any, concurrency: int, name: str) -> Any:
+    """The service's `MicroBatcher`, sized by `limits`."""
+    from rewardlab.batching import MicroBatcher
+
+    return MicroBatcher(run_batch, max_batch_items=limits.batch_items, max_wait=limits.batch_wait,
+                        max_queue_items=limits.max_queue, concurrency=concurrency, name=name)
+
+
+async def batched(batcher: Any, limits: ServiceLimits, key: Any, payload: Any, n_items: int) -> Any:
+    """`batcher.submit(...)` with the HTTP answers: 503 + Retry-After when the queue is full, 504
+    past the request deadline."""
+    from fastapi import HTTPException
+
+    from rewardlab.batching import DeadlineExceeded, QueueFull
+
+    try:
+        return await batcher.submit(key, payload, n_items, limits.request_timeout)
+    except QueueFull as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    except DeadlineExceeded as exc:
+        raise HTTPException(504, str(exc)) from None

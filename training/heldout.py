@@ -1,0 +1,32 @@
+"""Held-out measurements of the current policy: greedy accuracy before and after RL, every
+`--eval-every` steps, and for the gold probe (training/monitors.py)."""
+
+from __future__ import annotations
+
+from training.collect import rollout_columns
+from training.rollout import generate, render_prompt
+from training.run_state import Run
+from training.reward_calls import score
+from verifiers.closeness import closeness, is_numeric_answer
+
+
+def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
+    """Greedy completions of the current policy on `rows`: `accuracy` (the accuracy reward >= 1)
+    and, where the gold answers are numbers, `badly_wrong` (the share of answers off by more than
+    10% or with no number; `verifiers.closeness.closeness` == 0). Empty without gold answers."""
+    if run.accuracy_fn is None or not rows:
+        return {}
+    c = run.config
+    prompts = [render_prompt(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
+    outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
+                                   max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]
+    s = score(run.accuracy_fn, prompts, outs, rollout_columns(rows, 1))
+    out = {"accuracy": sum(t is not None and t >= 1.0 for t in s.totals) / len(rows)}
+    if all(is_numeric_answer(r.get("answer", "")) for r in rows):
+        out["badly_wrong"] = sum(closeness(o, r["answer"]) == 0.0 for o, r in zip(outs, rows)) / len(rows)
+    return out
+
+
+def greedy_accuracy(run: Run, rows: list[dict]) -> float | None:
+    """Held-out greedy accuracy of the current policy on `rows` (None without gold answers)."""
+    return heldout_eval(run, rows).get("accuracy")

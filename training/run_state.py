@@ -1,0 +1,166 @@
+"""What the RL loop's phases share (`Run`) and how it is built.
+
+`prepare_run` checks everything it can before any model is loaded (reward, data, columns, backend,
+optional packages), so bad configuration fails at once and names the option; `setup_run` then
+loads the models, builds the optimizer and schedule under `accelerate`, and returns the `Run`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from training.advantages import ESTIMATORS
+from training.config import LEARNED_KL, RLConfig
+from training.curriculum import VarianceCurriculum
+from training.data import PromptStream, check_columns, load_prompt_rows, parse_task
+from training.reward_calls import required_columns
+
+
+def prepare_run(config: RLConfig) -> dict[str, Any]:
+    """Everything that can be checked without a model: reward, data, columns, backend.
+    Bad configuration fails here, naming the option."""
+    from rewards import build_reward
+    from rewards.spec import is_learned
+
+    from training.guards import check_policy_vocabulary
+    from rewardlab.runs import check_run_dir
+
+    check_run_dir(config.output_dir, config.resume, config.overwrite)
+    reward_fn = build_reward(config.reward)
+    acc_spec = config.accuracy_reward if (config.accuracy_reward or "none").lower() != "none" else None
+    columns = {"prompt_column": config.prompt_column, "answer_column": config.answer_column}
+    rows = load_prompt_rows(config.data, split="train", seed=config.seed, **columns)
+    check_columns(rows, sorted(required_columns(reward_fn)), config.data)
+    check_policy_vocabulary(config.model, rows)
+    held_out: list[dict] = []  # the first eval_size rows are the evaluation set, the next probe_size the gold probe
+    if parse_task(config.data) is not None and config.eval_data is None:
+        try:
+            held_out = load_prompt_rows(config.data, split="test", limit=config.eval_size + config.probe_size, seed=config.seed)
+        except ValueError:  # a small task's test split has too few problems for both: the probe uses training prompts
+            held_out = load_prompt_rows(config.data, split="test", limit=config.eval_size, seed=config.seed)
+    elif config.eval_data:
+        held_out = load_prompt_rows(config.eval_data, split="test", seed=config.seed, flag="--eval-data", **columns)
+    eval_rows = held_out[: config.eval_size]
+    probe_rows = held_out[config.eval_size : config.eval_size + config.probe_size] or rows[: config.probe_size]
+    has_gold = "answer" in rows[0]
+    accuracy_fn = build_reward(acc_spec) if acc_spec and has_gold else None
+    warnings = []
+    if is_learned(config.reward) and config.kl_coef == 0:
+        warnings.append(f"--kl-coef 0 with a learned reward ({config.reward}): nothing keeps the policy where the reward "
+                        f"model was trained, and it will find the RM's blind spots; the default is {LEARNED_KL}")
+    if config.backend == "vllm":
+        from training.vllm_backend import check_vllm_backend
+
+        check_vllm_backend()
+    if config.lora:
+        try:
+            import peft  # noqa: F401
+        except ImportError:
+            raise ValueError("--lora needs peft: `pip install \"rewardlab[lora]\"`") from None
+    if config.tensorboard:
+        try:
+            from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+        except ImportError:
+            raise ValueError("--tensorboard needs the tensorboard package: `pip install tensorboard`") from None
+    return {"reward_fn": reward_fn, "accuracy_fn": accuracy_fn, "rows": rows, "eval_rows": eval_rows,
+            "probe_rows": probe_rows if config.probe_size and accuracy_fn is not None else [], "warnings": warnings}
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _load_models(config: RLConfig, accelerator: Any) -> dict[str, Any]:
+    from training.policy import default_policy_path, load_policy
+
+    policy_path = config.model or str(default_policy_path())
+    model, tokenizer = load_policy(policy_path)
+    if config.gradient_checkpointing:
+        enable = getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable
+        enable()
+        model.config.use_cache = False
+    if config.lora:
+        from peft import LoraConfig, get_peft_model
+
+        model = get_peft_model(model, LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, target_modules="all-linear", task_type="CAUSAL_LM"))
+    value_head = None
+    if ESTIMATORS[config.estimator].needs_values:
+        value_head = torch.nn.Linear(model.config.hidden_size, 1)
+        torch.nn.init.zeros_(value_head.weight), torch.nn.init.zeros_(value_head.bias)
+    ref_model = None
+    if config.needs_reference:  # no reference model at all when the KL weight is 0
+        ref_path = config.ref_model or policy_path
+        ref_model, _ = load_policy(ref_path)
+        ref_model.requires_grad_(False).eval()
+        ref_model = ref_model.to(accelerator.device)
+    return {"model": model, "tokenizer": tokenizer, "value_head": value_head, "ref_model": ref_model, "policy_path": policy_path}
+
+
+def _mixed_precision(config: RLConfig) -> str:
+    if config.mixed_precision != "auto":
+        return config.mixed_precision
+    return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no"
+
+
+
+@dataclass
+class Run:
+    """What the loop's phases share: the configuration, the models and optimizer, the reward, the
+    prompt stream and the counters that checkpoints carry."""
+
+    config: RLConfig
+    accelerator: Any
+    model: Any
+    tokenizer: Any
+    value_head: Any
+    ref_model: Any
+    optimizer: Any
+    scheduler: Any
+    params: list
+    vllm: Any
+    reward_fn: Any
+    accuracy_fn: Any
+    stream: PromptStream
+    curriculum: VarianceCurriculum | None
+    counters: dict[str, int]
+
+    @property
+    def same_accuracy(self) -> bool:
+        return self.accuracy_fn is not None and self.config.accuracy_reward == self.config.reward
+
+
+def setup_run(config: RLConfig, prepared: dict[str, Any]) -> Run:
+    """Devices, seeds, models, optimizer and schedule, the sampler (vLLM or HF), the prompt stream."""
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(mixed_precision=_mixed_precision(config))
+    _seed_everything(config.seed + accelerator.process_index)
+    models = _load_models(config, accelerator)
+    model, value_head = models["model"], models["value_head"]
+    params = [p for p in model.parameters() if p.requires_grad] + (list(value_head.parameters()) if value_head else [])
+    optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (config.warmup_steps + 1)))
+    if value_head is not None:
+        model, value_head, optimizer, scheduler = accelerator.prepare(model, value_head, optimizer, scheduler)
+    else:
+        model, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+    vllm = None
+    if config.backend == "vllm":
+        from training.vllm_backend import VLLMSampler
+
+        vllm = VLLMSampler(models["policy_path"], models["tokenizer"], config.vllm_gpu_memory,
+                           max_model_len=getattr(accelerator.unwrap_model(model).config, "max_position_embeddings", 4096), seed=config.seed,
+                           accelerator=accelerator)
+    curriculum = VarianceCurriculum(config.curriculum_kappa, config.curriculum_fraction) if config.curriculum == "variance" else None
+    return Run(config=config, accelerator=accelerator, model=model, tokenizer=models["tokenizer"], value_head=value_head,
+               ref_model=models["ref_model"], optimizer=optimizer, scheduler=scheduler, params=params, vllm=vllm,
+               reward_fn=prepared["reward_fn"], accuracy_fn=prepared["accuracy_fn"],
+               stream=PromptStream(prepared["rows"], seed=config.seed + 1000 * accelerator.process_index),
+               curriculum=curriculum, counters={"bad_steps_total": 0, "bad_steps_in_a_row": 0, "prompts_seen": 0, "no_signal_steps": 0})

@@ -1,0 +1,35 @@
+"""How close a completion's final number is to a numeric gold answer: the graded label of
+`rewardlab rm-data` and the "badly wrong" share `rl` reports.
+
+`closeness` = 1 - min(|pred - gold| / max(|gold|, 1) / 0.1, 1): 1 for the gold number, falling
+linearly to 0 at a relative error of 10% (`BADLY_WRONG`), and 0 when either side has no number.
+
+>>> closeness("579", "579"), closeness("580", "579"), closeness("666678", "579"), closeness("", "579")
+(1.0, 0.9827288428324698, 0.0, 0.0)
+>>> is_numeric_answer("1,234.5"), is_numeric_answer("yes")
+(True, False)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers.simple_kinds import read_number
+
+__all__ = ["BADLY_WRONG", "closeness", "is_numeric_answer"]
+
+BADLY_WRONG = 0.1  # relative error beyond which an answer is badly wrong (closeness 0)
+
+
+def closeness(completion: str, answer: Any) -> float:
+    """1 for the gold number, falling linearly to 0 at a relative error of 10% (and for no number)."""
+    pred, gold = read_number(completion), read_number(str(answer))
+    if pred is None or gold is None:
+        return 0.0
+    error = abs(float(pred) - float(gold)) / max(abs(float(gold)), 1.0)
+    return max(0.0, 1.0 - error / BADLY_WRONG)
+
+
+def is_numeric_answer(answer: Any) -> bool:
+    """Whether a gold answer states a number (`closeness` can grade completions against it)."""
+    return read_number(str(answer)) is not None
