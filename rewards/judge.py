@@ -5,7 +5,7 @@
   judge could not answer (request failed, reply unreadable) - counted, never a 0.
 - `HybridReward(verifier, judge)`: the rule verifier decides; the judge is asked only about the
   items whose verdict is in `ask` (default NO_ANSWER and INCORRECT: answers a rule may misread,
-  such as "seventy-two" or an unusual notation). A "yes" gives the verifier's reward for CORRECT,
+  such as an answer in another language or an unusual notation). A "yes" gives the verifier's reward for CORRECT,
   a "no" keeps the verifier's reward, a failed judgment gives None (counted as `judge_failed`).
   CORRECT verdicts are never sent (a rule match is trusted), nor BAD_GOLD / TIMEOUT / ERROR
   unless listed in `ask`.
@@ -15,12 +15,12 @@ The judge is a `reward_models.remote.RemoteJudge` (an OpenAI-compatible endpoint
 references, responses) -> list[bool | None]`. The question shown to the judge is the prompt as the
 data holds it (`rewards.base.model_prompts`), not the policy's chat-templated text.
 
->>> class Judge:  # says yes when the response spells the reference out in words
+>>> class Judge:  # says yes when the response spells the reference out in French
 ...     def judge_reference(self, questions, references, responses):
-...         return [{"2": "two"}.get(a) in r if r != "?" else None for a, r in zip(references, responses)]
+...         return [{"2": "deux"}.get(a) in r if r != "?" else None for a, r in zip(references, responses)]
 >>> from rewards.verifier import VerifierReward
 >>> fn = HybridReward(VerifierReward(kind="math"), Judge())
->>> fn(["1+1="] * 4, ["2", "two", "3", "?"], answer=["2"] * 4)
+>>> fn(["1+1="] * 4, ["2", "deux", "3", "?"], answer=["2"] * 4)
 [1.0, 1.0, 0.0, None]
 >>> {k: fn.last_metrics[k] for k in ("judge_asked", "judge_yes", "judge_no", "judge_failed")}
 {'judge_asked': 3.0, 'judge_yes': 1.0, 'judge_no': 1.0, 'judge_failed': 1.0}

@@ -27,7 +27,7 @@ def test_verl_none_is_scored_and_flagged():
 
 def test_verl_batch_form():
     compute_score = as_verl_batch_compute_score(build_reward("verifier:math*1+format:integer*0.5"))
-    out = compute_score(["a", "a", "a"], ["12", "13", "twelve"], ["12", "12", "12"], [{"prompt": "7+5="}, None, None])
+    out = compute_score(["a", "a", "a"], ["12", "13", "douze"], ["12", "12", "12"], [{"prompt": "7+5="}, None, None])
     assert out == [1.5, 0.5, 0.0]
 
 

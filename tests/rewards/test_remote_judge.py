@@ -125,8 +125,8 @@ def test_the_judge_works_from_threads_and_inside_a_running_event_loop():
 def test_hybrid_asks_the_judge_only_about_what_the_rule_rejects():
     with judge_server() as srv:
         fn = build_reward(f"hybrid:math:{srv.url}")
-        # correct by rule | no answer the rule can read, the judge reads "seven" | wrong | judge fails to help
-        out = fn(["3+4="] * 4, ["7", "seven", "8", "eight"], answer=["7"] * 4)
+        # correct by rule | no answer the rule can read, the judge reads "sept" | wrong | judge fails to help
+        out = fn(["3+4="] * 4, ["7", "sept", "8", "huit"], answer=["7"] * 4)
         asked = srv.control.requests
     assert out == [1.0, 1.0, 0.0, 0.0]
     assert asked == 3  # the rule's CORRECT verdict is never sent
@@ -137,8 +137,8 @@ def test_hybrid_asks_the_judge_only_about_what_the_rule_rejects():
 def test_hybrid_ask_option_and_failed_judgments():
     with judge_server(fail_first=100) as srv:
         only_wrong = build_reward(f"hybrid:math:{srv.url}:ask=incorrect,retries=0")
-        out = only_wrong(["3+4="] * 3, ["7", "seven", "8"], answer=["7"] * 3)
-    # "seven" has no number: NO_ANSWER is not asked about here; "8" is asked, the judge fails -> None, not 0
+        out = only_wrong(["3+4="] * 3, ["7", "sept", "8"], answer=["7"] * 3)
+    # "sept" has no number the rule reads: NO_ANSWER is not asked about here; "8" is asked, the judge fails -> None, not 0
     assert out == [1.0, 0.0, None]
     assert only_wrong.last_metrics["judge_failed"] == 1.0 and only_wrong.last_metrics["judge/failed/http_429"] == 1.0
     with pytest.raises(ValueError, match="ask"):
