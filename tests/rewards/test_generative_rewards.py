@@ -93,13 +93,13 @@ def test_bad_mode():
 
 @pytest.mark.slow
 def test_real_generative_judge_by_spec(tmp_path):
-    from reward_models import generative
+    from reward_models import local_judge
     from rewards import build_reward
     from tests.rewards.rm_fixtures import make_tiny_causal_lm
 
     chars = "0123456789+-=.: ?abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n[]"
     path, _ = make_tiny_causal_lm(tmp_path, chars, name="judge")
-    judge = generative.GenerativeJudge.from_pretrained(path)
+    judge = local_judge.GenerativeJudge.from_pretrained(path)
     prompts, completions = ["2+2="] * 2, ["4", "5"]
     p_yes = build_reward(f"genrm:{path}")
     out = p_yes(prompts, completions)

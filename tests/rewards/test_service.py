@@ -26,9 +26,9 @@ def test_health(server):
 
 
 def test_openrlhf_request_shape(server):
-    body = {"query": ["12+3=15", "12+3=16", "12+3=fifteen"], "prompts": ["12+3="] * 3, "labels": ["15"] * 3}
+    body = {"query": ["12+3=15", "12+3=16", "12+3=quinze"], "prompts": ["12+3="] * 3, "labels": ["15"] * 3}
     out = httpx.post(f"{server}/get_reward", json=body, headers=AUTH, timeout=60).json()
-    # 1*verifier + 0.5*format: "15" -> 1.5, "16" -> 0.5, "fifteen" -> 0 (no answer, not an integer)
+    # 1*verifier + 0.5*format: "15" -> 1.5, "16" -> 0.5, "quinze" -> 0 (no answer, not an integer)
     assert out["rewards"] == [1.5, 0.5, 0.0]
     assert out["scores"] == out["rewards"]
     assert out["extra_logs"]["verifier/verdict/correct"] == 1.0
