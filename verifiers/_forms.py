@@ -86,11 +86,20 @@ _PLAIN_FUNCTION_RE = re.compile(r"(?<![\\A-Za-z])(?:(sin|cos|tan|cot|sec|csc|ln|
 _DEGREE_MARK_RE = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\bdegrees?\b|\\degree", re.I)
 
 
+_WORKED_STEPS_RE = re.compile(r"[^\s=,;]+=[^\s=,;]+(?:\s+[^\s=,;]+=[^\s=,;]+)+")
+
+
 def is_bare(text: str) -> bool:
-    """A prediction with no delimiter and no answer statement, on one line: the answer itself."""
+    """A prediction with no delimiter and no answer statement, on one line: the answer itself.
+    Worked steps separated by spaces (`97+5=102 102+41=143`) are a solution, not an answer: their
+    answer is the last value, read as before.
+
+    >>> is_bare("3\\sqrt{2}"), is_bare("x = 2 or x = -3"), is_bare("a=1, b=2"), is_bare("1+2=3 3+3=6")
+    (True, True, True, False)
+    """
     s = text.strip()
     return (0 < len(s) <= MAX_FORM_CHARS and "\n" not in s and not any(d in s for d in _DELIMITERS)
-            and "answer" not in s.lower())
+            and "answer" not in s.lower() and not _WORKED_STEPS_RE.fullmatch(s))
 
 
 def unicode_to_latex(text: str) -> str:
