@@ -37,6 +37,7 @@ from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldo
 from reward_models.lora import apply_lora, load_lora_checkpoint, merge_lora
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel, RewardModelConfig
 from reward_models.objectives import OBJECTIVES
+from reward_models.prompt_record import record_training_prompts
 from reward_models.scoring import LoadedRewardModel
 
 
@@ -464,6 +465,7 @@ def finish(run: RMRun, eval_result: dict[str, float], done: int, t0: float) -> P
         if cfg.kind == "prm" and not is_sample_rows(data.eval_rows):  # the Clip threshold the PRM reward uses by default
             loaded.model.config.clip_eta = clip_eta(loaded, data.eval_rows, batch_size=cfg.eval_batch_size)
         write_folder_atomically(final, lambda tmp: _save_model(run, tmp))
+        record_training_prompts(data.train_rows, final, also_from=cfg.init_from)  # rl reports its overlap with them
         try:
             fit_ood_detector(loaded, data.train_rows, final, cfg.seed)
         except ValueError as exc:  # too few rows to fit it: the model is saved, RL runs without the OOD share

@@ -138,6 +138,17 @@ def is_learned(spec: str) -> bool:
     return any(t.split(":")[0] in LEARNED for t in terms)
 
 
+def trained_model_paths(spec: str) -> list[tuple[str, str]]:
+    """(term, path) of every reward-model term (rm, qrm, prm) of the spec, the path as written
+    (a local folder or a hub name).
+
+    >>> trained_model_paths("verifier:math*1.0+rm:runs/rm/final*0.5+prm:runs/prm/final:clip")
+    [('rm:runs/rm/final', 'runs/rm/final'), ('prm:runs/prm/final:clip', 'runs/prm/final')]
+    """
+    terms = [t.strip().rpartition("*")[0] if "*" in t else t.strip() for t in str(spec).split("+")]
+    return [(t, t.split(":")[1]) for t in terms if t.split(":")[0] in ("rm", "qrm", "prm") and len(t.split(":")) > 1]
+
+
 def reward_names() -> list[str]:
     return sorted(REWARDS)
 

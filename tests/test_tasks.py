@@ -72,3 +72,27 @@ def test_worked_solutions_are_correct_and_take_many_paths():
     # with '-' or '*' the order matters: the steps stay left to right
     mixed = ArithmeticTask(digits=1, n_terms=3, ops="*", worked=True).sample(1)[0]
     assert mixed["solution"] == " ".join(f"{a}={b}" for a, b in ArithmeticTask.steps(mixed))
+
+
+def test_rm_data_rl_and_heldout_prompts_never_overlap(tmp_path, monkeypatch):
+    """The prompts `rm-data` samples on (its train and validation), the prompts `rl` trains on and
+    RL's held-out set are disjoint by construction, for any seeds: drawn at the commands' own call
+    sites with their defaults (the default task, 20,000 RM prompts, 20,000 RL prompts, 500 held out)."""
+    from training.config import RLConfig
+    from training.rm_data import RMDataConfig, prompt_splits
+    from training.run_state import prepare_run
+
+    monkeypatch.setenv("REWARDLAB_CACHE", str(tmp_path / "cache"))
+    rm = {}
+    for seed in (0, 1):
+        for split, rows in prompt_splits(RMDataConfig(seed=seed)).items():
+            rm.setdefault(split, set()).update(r["prompt"] for r in rows)
+    assert len(rm["train"]) > 15_000 and len(rm["test"]) > 400
+    for seed in (0, 1):
+        run = prepare_run(RLConfig(seed=seed, output_dir=str(tmp_path / f"rl{seed}")))
+        rl = {r["prompt"] for r in run["rows"]}
+        held = {r["prompt"] for r in run["eval_rows"] + run["probe_rows"]}
+        assert len(rl) > 15_000 and len(held) == 500 + RLConfig().probe_size  # evaluated, and the gold probe
+        assert rm["train"] & rl == set() and rm["test"] & rl == set()
+        assert rm["train"] & held == set() and rm["test"] & held == set() and rl & held == set()
+        assert rm["train"] & rm["test"] == set()

@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"rl: done in {time.time() - start:.0f} s ({summary['steps']} steps); outputs in {config.output_dir}")
     if summary.get("badly_wrong_before") is not None and summary.get("badly_wrong_after") is not None:
         print(f"rl: badly wrong answers (off by more than 10%, or none) {summary['badly_wrong_before']:.1%} -> {summary['badly_wrong_after']:.1%}")
+    for term, share in (summary.get("rm_prompt_overlap") or {}).items():
+        if isinstance(share, dict):
+            print(f"rl: {term} was trained on {share['train_prompts']:.1%} of RL's training prompts and {share['heldout_prompts']:.1%} of its held-out prompts")
+        else:
+            print(f"rl: {term}: overlap with RL's prompts {share}")
     if summary.get("stopped_by_alarm"):
         print(f"rl: stopped at step {summary['stopped_by_alarm']['step']} by the hack alarm: {summary['stopped_by_alarm']['reason']}")
     if before is not None and after is not None:

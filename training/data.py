@@ -3,6 +3,10 @@ as rows `{prompt, ...columns the reward needs}`, and a resumable, seeded prompt 
 
 Task specs: `arithmetic` or `arithmetic:digits=3,n_terms=2,ops=+` (the held-out split is the
 task's fixed hash split); `worked=1` adds worked `solution`s (what `rewardlab sft` trains on).
+For a task, `pool` picks one of its disjoint training pools (`rl`: RL's prompts, `rm` and
+`rm_eval`: reward-model data and its validation; see `verifiers.tasks`), so that a reward model
+is never trained on the prompts RL trains or is evaluated on; a dataset has no pools (`rl`
+reports the overlap with what its reward model saw instead).
 
 >>> rows = load_prompt_rows("arithmetic:digits=2", split="test", limit=3)
 >>> sorted(rows[0])[:3], len(rows)
@@ -48,7 +52,7 @@ def parse_task(spec: str) -> Any | None:
 
 
 def load_prompt_rows(spec: str, split: str = "train", limit: int | None = None, seed: int = 0, prompt_column: str = "prompt",
-                     answer_column: str = "answer", flag: str = "--data") -> list[dict[str, Any]]:
+                     answer_column: str = "answer", flag: str = "--data", pool: str | None = None) -> list[dict[str, Any]]:
     """Rows of a task split or of a dataset file / hub dataset (`split` names the hub split).
     Dataset rows get `prompt` (and `answer`) from `prompt_column` / `answer_column`; with the
     defaults a GSM8K `question` or MATH `problem` column is used when there is no `prompt`
@@ -57,7 +61,8 @@ def load_prompt_rows(spec: str, split: str = "train", limit: int | None = None, 
 
     task = parse_task(spec)
     if task is not None:
-        return task.sample(limit or (TASK_POOL if split == "train" else 500), seed=seed, split=split)
+        split = pool or split
+        return task.sample(limit or (500 if split in ("test", "rm_eval") else TASK_POOL), seed=seed, split=split)
     rows = read_table(spec, split, flag=flag)
     required = ["prompt"] + (["answer"] if answer_column != "answer" else [])
     use_columns(rows, {"prompt": (prompt_column, PROMPT_FALLBACKS, "--prompt-column"),

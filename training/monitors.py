@@ -159,8 +159,10 @@ def learned_models(reward: Any) -> list[tuple[str, Any]]:
 @dataclass
 class OODShare:
     """Per step, for each learned reward model with a detector: the share of completions flagged
-    out of its training distribution (`ood/<name>_frac`) and whether the batch as a whole is
-    (`ood/<name>_alarm`). Warned about once, when at least three times the expected share is flagged."""
+    out of its training distribution (`ood/<name>_frac`), and one rule for the flag and the warning:
+    `ood/<name>_alarm` is 1 on a step where the share is both above the detector's batch level
+    (the expected share plus 3 binomial standard errors) and at least three times the expected
+    share (5% -> 15%); the warning prints, once per model, on the first such step."""
 
     models: list[tuple[str, Any]]
     _warned: set = field(default_factory=set, init=False)
@@ -170,8 +172,9 @@ class OODShare:
         for name, rm in self.models:
             report = rm.ood.check(view.prompts, view.completions)
             out[f"ood/{name}_frac"] = report.flagged_fraction
-            out[f"ood/{name}_alarm"] = float(report.batch_is_ood)
-            if report.batch_is_ood and report.flagged_fraction >= 3 * report.target_fpr and name not in self._warned:
+            alarm = report.batch_is_ood and report.flagged_fraction >= 3 * report.target_fpr
+            out[f"ood/{name}_alarm"] = float(alarm)
+            if alarm and name not in self._warned:
                 self._warned.add(name)
                 warn = (f"step {view.step}: {report.flagged_fraction:.0%} of the completions are outside reward model "
                         f"{name!r}'s training distribution (expected {report.target_fpr:.0%}): its scores there are not to be trusted")

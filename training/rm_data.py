@@ -9,7 +9,12 @@ checker labels data for a learned proxy):
     OUT/train/preference.jsonl  {prompt, chosen, rejected}: a correct and a wrong completion of one prompt
     OUT/train/scored.jsonl      {prompt, response, graded, correct, closeness, near_miss, from_gold}
     OUT/train/stepwise.jsonl    {prompt, completions (steps), labels, soft_labels, near_miss, from_gold}
-    OUT/test/...                the same for held-out prompts (the task's test split or --eval-data)
+    OUT/test/...                the same for held-out prompts (--eval-data, or for a task its rm_eval pool:
+                                the reward model's own validation, never RL's held-out set)
+
+For a task, training prompts come from its `rm` pool and held-out ones from its `rm_eval` pool
+(`verifiers.tasks`): disjoint from the prompts `rl` trains on and from RL's held-out set, so a
+reward model is never shown (or early-stopped on) RL's own prompts.
     OUT/summary.json            label balance, settings, the step separator
 
 - `near_misses`: a wrong completion is also made from a correct one by changing its final number
@@ -57,7 +62,7 @@ SEPARATOR_NAMES = {"space": " ", "newline": "\n", "tab": "\t"}
 class RMDataConfig:
     model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start (shipped with the project, copied to the cache on first use)")
     data: str = opt(DEFAULT_DATA, "prompts with gold answers: a task spec (arithmetic:...) or a JSONL/Parquet/CSV file / hub dataset with `prompt` and what --gold needs")
-    eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's test split, or none for files")
+    eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's rm_eval pool (the RM's own validation, disjoint from RL's prompts), or none for files")
     prompt_column: str = opt("prompt", "column holding the prompt (default: `prompt`, else a GSM8K `question` or MATH `problem` column)")
     answer_column: str = opt("answer", "column holding the gold answer, given to --gold as `answer`")
     gold: str = opt("verifier:math", "gold reward spec that labels the samples (a verifier)")
@@ -351,13 +356,31 @@ def balance(records: list[dict], rows: dict[str, list[dict]]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- the command
+def prompt_splits(cfg: RMDataConfig) -> dict[str, list[dict[str, Any]]]:
+    """The prompts to sample on: {"train": rows, "test": rows}. For a task they come from its
+    reward-model pools (`rm`, `rm_eval`: verifiers.tasks), never a prompt that RL trains or is
+    evaluated on; for a dataset, --data and --eval-data as given."""
+    from training.data import load_prompt_rows, parse_task
+
+    columns = {"prompt_column": cfg.prompt_column, "answer_column": cfg.answer_column}
+    splits = {"train": load_prompt_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed, pool="rm", **columns)}
+    if parse_task(cfg.data) is not None and cfg.eval_data is None and cfg.eval_prompts:
+        splits["test"] = load_prompt_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed, pool="rm_eval")
+    elif cfg.eval_data and cfg.eval_prompts:
+        splits["test"] = load_prompt_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed, flag="--eval-data", **columns)
+    for rows in splits.values():
+        if "prompt" not in rows[0]:
+            raise ValueError(f"--data {cfg.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
+    return splits
+
+
 def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     """Sample, label and write every file (see the module docstring); returns the summary."""
     import torch
     from tqdm.auto import tqdm
 
     from rewards import build_reward
-    from training.data import load_prompt_rows, parse_task
+    from training.data import parse_task
     from rewardlab.runtime import cpu_threads
     from training.policy import default_policy_path, load_policy
 
@@ -368,15 +391,7 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     step_mode = cfg.step_labels
     if step_mode == "auto" and task is not None and not getattr(task, "worked", False):
         step_mode = "none"  # a task answered directly has no steps
-    columns = {"prompt_column": cfg.prompt_column, "answer_column": cfg.answer_column}
-    splits = {"train": load_prompt_rows(cfg.data, split="train", limit=cfg.n_prompts, seed=cfg.seed, **columns)}
-    if task is not None and cfg.eval_data is None and cfg.eval_prompts:
-        splits["test"] = load_prompt_rows(cfg.data, split="test", limit=cfg.eval_prompts, seed=cfg.seed)
-    elif cfg.eval_data and cfg.eval_prompts:
-        splits["test"] = load_prompt_rows(cfg.eval_data, split="test", limit=cfg.eval_prompts, seed=cfg.seed, flag="--eval-data", **columns)
-    for name, rows in splits.items():
-        if "prompt" not in rows[0]:
-            raise ValueError(f"--data {cfg.data!r}: rows need a 'prompt' column; they have {sorted(rows[0])}")
+    splits = prompt_splits(cfg)
     from training.data import check_columns
     from training.reward_calls import required_columns
 

@@ -34,7 +34,7 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     reward_fn = build_reward(config.reward)
     acc_spec = config.accuracy_reward if (config.accuracy_reward or "none").lower() != "none" else None
     columns = {"prompt_column": config.prompt_column, "answer_column": config.answer_column}
-    rows = load_prompt_rows(config.data, split="train", seed=config.seed, **columns)
+    rows = load_prompt_rows(config.data, split="train", seed=config.seed, pool="rl", **columns)
     check_columns(rows, sorted(required_columns(reward_fn)), config.data)
     check_policy_vocabulary(config.model, rows)
     held_out: list[dict] = []  # the first eval_size rows are the evaluation set, the next probe_size the gold probe
@@ -47,9 +47,10 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
         held_out = load_prompt_rows(config.eval_data, split="test", seed=config.seed, flag="--eval-data", **columns)
     eval_rows = held_out[: config.eval_size]
     probe_rows = held_out[config.eval_size : config.eval_size + config.probe_size] or rows[: config.probe_size]
+    rm_overlap, overlap_warnings = reward_model_overlap(config.reward, rows, eval_rows)
     has_gold = "answer" in rows[0]
     accuracy_fn = build_reward(acc_spec) if acc_spec and has_gold else None
-    warnings = []
+    warnings = overlap_warnings
     if is_learned(config.reward) and config.kl_coef == 0:
         warnings.append(f"--kl-coef 0 with a learned reward ({config.reward}): nothing keeps the policy where the reward "
                         f"model was trained, and it will find the RM's blind spots; the default is {LEARNED_KL}")
@@ -68,7 +69,36 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
         except ImportError:
             raise ValueError("--tensorboard needs the tensorboard package: `pip install tensorboard`") from None
     return {"reward_fn": reward_fn, "accuracy_fn": accuracy_fn, "rows": rows, "eval_rows": eval_rows,
-            "probe_rows": probe_rows if config.probe_size and accuracy_fn is not None else [], "warnings": warnings}
+            "probe_rows": probe_rows if config.probe_size and accuracy_fn is not None else [], "warnings": warnings,
+            "rm_prompt_overlap": rm_overlap}
+
+
+OVERLAP_WARN = 0.01  # warn when more than 1% of RL's training prompts, or any held-out prompt, trained the RM
+
+
+def reward_model_overlap(spec: str, rows: list[dict], eval_rows: list[dict]) -> tuple[dict[str, Any], list[str]]:
+    """For each reward-model term of the reward, the share of RL's training prompts and of its
+    held-out prompts that the reward model was trained on (from the record `train-rm` keeps with
+    it: `reward_models.prompt_record`), and warnings where the share is above OVERLAP_WARN (any
+    held-out prompt counts: the RM has seen the answers the evaluation asks for)."""
+    from reward_models.prompt_record import prompt_overlap, recorded_prompts
+    from rewards.spec import trained_model_paths
+
+    report: dict[str, Any] = {}
+    warnings = []
+    for term, path in trained_model_paths(spec):
+        seen = recorded_prompts(path)
+        if seen is None:
+            report[term] = "unknown: the reward model has no record of its training prompts (a hub model, or trained before the record existed)"
+            continue
+        train = prompt_overlap([r["prompt"] for r in rows], seen)
+        heldout = prompt_overlap([r["prompt"] for r in eval_rows], seen)
+        report[term] = {"train_prompts": round(train, 4), "heldout_prompts": round(heldout, 4), "rm_prompts": len(seen)}
+        if train > OVERLAP_WARN or heldout > 0:
+            warnings.append(f"the reward model of {term} was trained on {train:.1%} of RL's training prompts and {heldout:.1%} "
+                            "of its held-out prompts: it has seen what RL is asked (and held-out accuracy may be inflated); draw "
+                            "RM data from other prompts (for a task, `rewardlab rm-data` uses its rm pool)")
+    return report, warnings
 
 
 def _seed_everything(seed: int) -> None:

@@ -64,6 +64,8 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
         accelerator.print(f"rl: warning: {warning}")
     metrics_path = out_dir / "metrics.jsonl"
     start_step, summary = _start_or_resume(run, resume_from, metrics_path, prepared["eval_rows"])
+    if prepared.get("rm_prompt_overlap"):  # prompts shared with the reward model's training (run_state.reward_model_overlap)
+        summary["rm_prompt_overlap"] = prepared["rm_prompt_overlap"]
     bar = tqdm(total=config.steps, initial=start_step, desc="rl", disable=not accelerator.is_main_process or None, dynamic_ncols=True)
     monitors = build_monitors(run, prepared["probe_rows"], warn=lambda text: bar.write(text) if accelerator.is_main_process else None)
     tb = None

@@ -5,6 +5,16 @@ operand size (`digits`) and number of steps (`n_terms - 1` operations). The held
 fixed by a stable hash of the prompt, not by a seed, so a test problem can never appear in any
 training sample, whatever seeds the caller uses.
 
+The training side is cut the same way into pools that never share a prompt, by a second hash:
+`rl` (the prompts RL trains on), `rm` (the prompts reward-model data is sampled on) and `rm_eval`
+(the reward model's own validation, what its early stopping reads: never RL's held-out set).
+`train` is every prompt outside `test` (supervised warm starts draw from it).
+
+    test     1 in `heldout_every` prompts (crc32 of the expression; RL's held-out set)
+    rm       1 in RM_POOL_EVERY of the rest (sha256 of the expression), less rm_eval
+    rm_eval  1 in RM_EVAL_EVERY of the rm pool
+    rl       everything else
+
 With `worked=True` each row also gets a `solution`: the sum written out step by step, with the
 terms added in a random order when every operator is `+` (`12+34+56=` -> `56+12=68 68+34=102`),
 so a policy trained on it has many paths to one answer and its majority vote can beat its
@@ -17,18 +27,24 @@ number after the last `=`. The problems drawn are the same with and without `wor
 True
 >>> task.steps(rows[0])[-1][1] == int(rows[0]["answer"])
 True
+>>> pools = {s: {r["prompt"] for r in task.sample(100, seed=1, split=s)} for s in ("rl", "rm", "rm_eval")}
+>>> pools["rl"] & pools["rm"], pools["rm"] & pools["rm_eval"], {task.pool_of(r["expression"]) for r in rows}
+(set(), set(), {'test'})
 >>> ArithmeticTask(digits=2, n_terms=3, worked=True).sample(1)[0]["solution"]
 '97+5=102 102+41=143'
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-SPLITS = ("train", "test")
+SPLITS = ("train", "test", "rl", "rm", "rm_eval")  # train = rl + rm + rm_eval
+RM_POOL_EVERY = 5  # one training-side prompt in 5 belongs to the reward-model pools
+RM_EVAL_EVERY = 10  # one reward-model prompt in 10 is the reward model's validation
 STEP_SEPARATOR = " "  # worked solutions: `97+5=102 102+41=143`
 
 
@@ -59,6 +75,18 @@ class ArithmeticTask:
     def split_of(self, expression: str) -> str:
         return "test" if zlib.crc32(expression.encode()) % self.heldout_every == 0 else "train"
 
+    def pool_of(self, expression: str) -> str:
+        """Which of the disjoint pools test / rl / rm / rm_eval the prompt belongs to."""
+        if self.split_of(expression) == "test":
+            return "test"
+        digest = hashlib.sha256(f"rm-pool:{expression}".encode()).digest()
+        if int.from_bytes(digest[:8], "big") % RM_POOL_EVERY:
+            return "rl"
+        return "rm_eval" if int.from_bytes(digest[8:16], "big") % RM_EVAL_EVERY == 0 else "rm"
+
+    def in_split(self, expression: str, split: str) -> bool:
+        return self.split_of(expression) == "train" if split == "train" else self.pool_of(expression) == split
+
     def _draw(self, rng: random.Random) -> dict[str, Any]:
         hi = 10**self.digits - 1
         terms = [rng.randint(0, hi) for _ in range(self.n_terms)]
@@ -72,8 +100,9 @@ class ArithmeticTask:
         return {"terms": terms, "ops": ops, "expression": expression}
 
     def sample(self, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
-        """`n` problems of `split` as rows {prompt, answer, expression, terms, ops}.
-        Test rows are distinct; train rows may repeat (the space is sampled with replacement)."""
+        """`n` problems of `split` (train, test, rl, rm, rm_eval) as rows {prompt, answer,
+        expression, terms, ops}. Test rows are distinct; the others may repeat (the space is
+        sampled with replacement)."""
         if split not in SPLITS:
             raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
         rng = random.Random(f"{seed}-{split}-{self}")
@@ -86,7 +115,7 @@ class ArithmeticTask:
             if attempts > 1000 * (n + 10):
                 raise ValueError(f"cannot draw {n} distinct {split} problems from {self}; make the task larger")
             row = self._draw(rng)
-            if self.split_of(row["expression"]) != split or (split == "test" and row["expression"] in seen):
+            if not self.in_split(row["expression"], split) or (split == "test" and row["expression"] in seen):
                 continue
             seen.add(row["expression"])
             row["answer"] = str(self.evaluate(row))

@@ -101,6 +101,11 @@ def test_train_rm_on_a_policy_backbone_regularises_and_saves_an_ood_detector(tin
     assert result["eval"]["random_pick"] == pytest.approx(1 / 3)
     rm = load_reward_model(out / "final", device="cpu")
     assert rm.ood is not None and (out / "final" / "ood.npz").exists()
+    from reward_models.prompt_record import recorded_prompts, training_prompt_key
+
+    # the prompts it was trained on are recorded beside it (rl reports its overlap with them): the 35 distinct ones
+    assert recorded_prompts(out / "final") == {training_prompt_key(json.loads(x)["prompt"]) for x in open(data)}
+    assert len(recorded_prompts(out / "final")) == 35
     report = rm.ood.check(["1+1=", "1+1="], ["2", "abc"])
     # each sample is flagged when its distance passes the detector's threshold; the fraction counts them
     assert report.flagged == [d > report.threshold for d in report.scores]

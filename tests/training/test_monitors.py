@@ -46,6 +46,31 @@ def test_turning_kl_off_with_a_learned_reward_is_warned_about(monkeypatch):
     assert not prepare_run(RLConfig(reward="rm:x", data="arithmetic:digits=1", eval_size=4, probe_size=0))["warnings"]
 
 
+def test_rl_reports_the_prompts_its_reward_model_was_trained_on(monkeypatch, tmp_path):
+    """A reward model records its training prompts; rl reports the share of its own training and
+    held-out prompts among them, and warns when it is above 1% (any held-out prompt counts)."""
+    import rewards.spec
+    from reward_models.prompt_record import record_training_prompts
+    from training.rm_data import RMDataConfig, prompt_splits
+
+    monkeypatch.setitem(rewards.spec.REWARDS, "rm", (lambda *a, **k: (lambda p, c, **kw: [0.0] * len(c)), "rm:PATH"))
+    config = dict(data="arithmetic:digits=2", eval_size=50, probe_size=0)
+    disjoint, shared, unknown = tmp_path / "disjoint", tmp_path / "shared", tmp_path / "unknown"
+    for folder in (disjoint, shared, unknown):
+        folder.mkdir()
+    record_training_prompts(prompt_splits(RMDataConfig(data=config["data"], n_prompts=2000, eval_prompts=0))["train"], disjoint)
+    rl_rows = prepare_run(RLConfig(reward="rm:x", **config))["rows"]
+    record_training_prompts(rl_rows[:300], shared)  # 300 of RL's own 20,000 draws (2-digit sums repeat: more than 1.5%)
+    run = prepare_run(RLConfig(reward=f"rm:{disjoint}*1.0+rm:{shared}*0.5+rm:{unknown}*0.1", **config))
+    overlap = run["rm_prompt_overlap"]
+    assert overlap[f"rm:{disjoint}"] == {"train_prompts": 0.0, "heldout_prompts": 0.0, "rm_prompts": overlap[f"rm:{disjoint}"]["rm_prompts"]}
+    seen = {r["prompt"] for r in rl_rows[:300]}
+    assert overlap[f"rm:{shared}"]["train_prompts"] == round(sum(r["prompt"] in seen for r in rl_rows) / len(rl_rows), 4) > 0.01
+    assert overlap[f"rm:{unknown}"].startswith("unknown")
+    warned = [w for w in run["warnings"] if "was trained on" in w]
+    assert len(warned) == 1 and str(shared) in warned[0]
+
+
 # ---------------------------------------------------------------- zero-variance groups
 @pytest.mark.parametrize("rewards,expected", [
     ([1.0, 1.0, 0.0, 1.0], [True, False]),  # exactly equal; a real spread
@@ -123,6 +148,21 @@ def test_ood_share_finds_the_reward_models_inside_a_composite_and_warns_once():
     numbers, warn = mon(view)
     assert numbers == {"ood/rm_frac": 0.5, "ood/rm_alarm": 1.0} and "50% of the completions are outside" in warn
     assert mon(view)[1] is None  # warned once
+    # one rule for the flag and the warning: with an expected share of 10%, 25% is above the batch
+    # level (20% here) but under 3 x 10%: no flag and no warning; 40% raises both
+    strict = FakeRM()
+    strict.ood = type("ood", (), {"check": staticmethod(lambda p, c: _with_target(FakeRM.ood.check(p, c), 0.1))})
+    fresh = OODShare([("rm", strict)])
+    view.completions = ["x", "1", "2", "3"]
+    assert fresh(view) == ({"ood/rm_frac": 0.25, "ood/rm_alarm": 0.0}, None)
+    view.completions = ["x", "1", "2", "x", "3", "x", "4", "x", "6", "7"]
+    numbers, warn = fresh(view)
+    assert numbers["ood/rm_alarm"] == 1.0 and "40% of the completions are outside" in warn
+
+
+def _with_target(report, target):
+    report.target_fpr = target
+    return report
 
 
 @pytest.mark.parametrize("records,alarm", [
