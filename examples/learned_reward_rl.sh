@@ -9,10 +9,15 @@
 #
 # OUT (default runs/learned-reward-KIND) must not exist yet. The last line is rl's own
 # `rl: held-out greedy accuracy A% -> B% (+C points)` (for qrm and prm: of the last run).
-# Numbers measured with it: docs/training.md#learned-rewards-that-teach.
+# SEED (default 0) seeds the RM data, the RM and RL; the warm start is the same for every seed.
+# `python bench/learned_rewards.py --recipe KIND --seeds 0,1,2` runs it over seeds and prints the
+# mean and spread; the numbers in docs/training.md#learned-rewards-that-teach come from it.
+# The RM's data is drawn from the task's reward-model prompt pools, disjoint from RL's prompts
+# and held-out set (verifiers/tasks.py); rl prints the overlap it measured (0.0%).
 set -euo pipefail
 KIND=${1:-bt}
 OUT=${OUT:-runs/learned-reward-$KIND}
+SEED=${SEED:-0}
 THREADS=${THREADS:-2}   # torch threads for RM training (the RL loop uses 1: tiny models gain nothing from more)
 case "$KIND" in bt|qrm|prm) ;; *) echo "learned_reward_rl.sh: unknown kind '$KIND'; use bt, qrm or prm" >&2; exit 2 ;; esac
 if [ -e "$OUT" ]; then
@@ -30,15 +35,15 @@ if [ "$KIND" = prm ]; then
   POLICY="$OUT/sft/model"
   log "the policy's own samples, each step checked"
   rewardlab rm-data --model "$POLICY" --data "$TASK" --max-new-tokens 21 --n-prompts 10000 --step-labels check \
-    --output-dir "$OUT/data"
+    --seed "$SEED" --output-dir "$OUT/data"
   log "process RM on the policy's backbone"
   rewardlab train-rm --kind prm --backbone "$POLICY" --data "$OUT/data/train/stepwise.jsonl" \
     --eval-data "$OUT/data/test/stepwise.jsonl" --step-separator " " --steps 3000 --batch-size 256 --lr 2e-3 \
-    --warmup-steps 100 --stop-at step_auroc=0.9 --save-every 500 --cpu-threads "$THREADS" --output "$OUT/rm"
+    --warmup-steps 100 --stop-at step_auroc=0.9 --save-every 500 --cpu-threads "$THREADS" --seed "$SEED" --output "$OUT/rm"
   for refine in raw clip delta clip-delta; do
     log "RL with prm:$refine alone (token-level returns: reinforce_pp)"
     rewardlab rl --model "$POLICY" --data "$TASK" --reward "prm:$OUT/rm/final:$refine" --estimator reinforce_pp \
-      --max-new-tokens 21 --group-size 8 --prompts-per-step 32 --lr 5e-5 --steps 100 --output-dir "$OUT/rl-$refine" \
+      --max-new-tokens 21 --group-size 8 --prompts-per-step 32 --lr 5e-5 --steps 100 --seed "$SEED" --output-dir "$OUT/rl-$refine" \
       | tee "$OUT/rl-$refine.log"
   done
   grep "held-out greedy accuracy .* -> " "$OUT/rl-clip-delta.log"
@@ -48,14 +53,14 @@ fi
 log "warm start: the default policy (shipped with the project, copied to the cache)"
 POLICY=$(python3 -c "from training.policy import default_policy_path; print(default_policy_path())" | tail -n 1)
 log "the policy's own samples, labelled by the verifier (+ the gold answer where no sample is right)"
-rewardlab rm-data --model "$POLICY" --gold-completions answer --output-dir "$OUT/data"
+rewardlab rm-data --model "$POLICY" --gold-completions answer --seed "$SEED" --output-dir "$OUT/data"
 if [ "$KIND" = bt ]; then
   log "Bradley-Terry RM on the policy's backbone"
   rewardlab train-rm --kind bt --backbone "$POLICY" --data "$OUT/data/train/preference.jsonl" \
     --eval-data "$OUT/data/test/samples.jsonl" --steps 1500 --batch-size 256 --lr 2e-3 --warmup-steps 100 \
-    --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --output "$OUT/rm"
+    --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --seed "$SEED" --output "$OUT/rm"
   log "RL with the RM as the only reward"
-  rewardlab rl --model "$POLICY" --reward "rm:$OUT/rm/final" --output-dir "$OUT/rl" | tee "$OUT/rl.log"
+  rewardlab rl --model "$POLICY" --reward "rm:$OUT/rm/final" --seed "$SEED" --output-dir "$OUT/rl" | tee "$OUT/rl.log"
   grep "held-out greedy accuracy .* -> " "$OUT/rl.log"
   exit 0
 fi
@@ -63,14 +68,14 @@ fi
 log "Bradley-Terry RM on the policy's backbone (the quantile RM starts from it)"
 rewardlab train-rm --kind bt --backbone "$POLICY" --data "$OUT/data/train/preference.jsonl" \
   --eval-data "$OUT/data/test/samples.jsonl" --steps 1500 --batch-size 256 --lr 2e-3 --warmup-steps 100 \
-  --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --output "$OUT/rm-bt"
+  --eval-every 500 --save-every 1500 --cpu-threads "$THREADS" --seed "$SEED" --output "$OUT/rm-bt"
 log "quantile RM from the BT RM's backbone (target: graded = 1 right, 0.5 x closeness wrong, 0 badly wrong)"
 rewardlab train-rm --kind qrm --init-from "$OUT/rm-bt/final" --data "$OUT/data/train/scored.jsonl" \
   --score-columns graded --eval-data "$OUT/data/test/samples.jsonl" --steps 500 --batch-size 256 --lr 5e-4 \
-  --warmup-steps 50 --eval-every 250 --save-every 500 --cpu-threads "$THREADS" --output "$OUT/rm"
+  --warmup-steps 50 --eval-every 250 --save-every 500 --cpu-threads "$THREADS" --seed "$SEED" --output "$OUT/rm"
 for utility in mean cvar=0.1; do
   log "RL with qrm:$utility alone"
-  rewardlab rl --model "$POLICY" --reward "qrm:$OUT/rm/final:$utility" --output-dir "$OUT/rl-${utility%%=*}" \
+  rewardlab rl --model "$POLICY" --reward "qrm:$OUT/rm/final:$utility" --seed "$SEED" --output-dir "$OUT/rl-${utility%%=*}" \
     | tee "$OUT/rl-${utility%%=*}.log"
 done
 grep "held-out greedy accuracy .* -> " "$OUT/rl-cvar.log"

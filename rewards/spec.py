@@ -21,7 +21,7 @@ import importlib
 import re
 from typing import Any, Callable
 
-from rewards import generative, learned, prm, shaping, ttrl, verifier
+from rewards import generative, learned, prm, raters, shaping, ttrl, verifier
 from rewards.base import suggestion
 from rewards.combine import Combine
 
@@ -113,6 +113,8 @@ REWARDS: dict[str, tuple[Factory, str]] = {
     "repetition": (lambda ngram=3, max_penalty=-1.0: shaping.RepetitionPenalty(ngram, max_penalty), "repetition[:ngram=3,max_penalty=-1]"),
     "length": (lambda target=256, coef=0.1: shaping.LengthPenalty(target, coef), "length[:target=256,coef=0.1]"),
     "calibrated": (_calibrated, "calibrated[:KIND]"),
+    "raters": (lambda stat="mean", column="answer", rater=None: raters.build_rater_reward(f"rater={rater}" if rater else stat, column),
+               "raters[:mean|min|correct|floor|rater=K][:column=answer] (a panel of simulated raters who disagree)"),
     "rm": (learned.scalar_rm_from_spec, "rm:PATH[:standardize][hub RMs: label=0,max_length=N,trust_remote_code=true]"),
     "qrm": (learned.quantile_rm_from_spec, "qrm:PATH[:mean|lower=A|cvar=A|risk=L][:standardize]"),
     "prm": (prm.prm_from_spec, "prm:PATH[:raw|clip|delta|clip-delta|min|last|product|mean][:eta=0.5,alpha=1,success=KIND,sep=space|newline|TEXT (default: the PRM's own)][hub PRMs: tag=TOKEN,good=plus,bad=minus,system=TEXT,max_length=N,trust_remote_code=true]"),
