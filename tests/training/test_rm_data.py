@@ -28,13 +28,18 @@ def test_labels_match_the_gold_answer_and_files_have_train_rm_shapes(tiny_dir, t
     assert "preference_pairs" in capsys.readouterr().out  # the label-balance table
     records = _jsonl(out / "train" / "samples.jsonl")
     assert len(records) == 40 and len(_jsonl(out / "test" / "samples.jsonl")) == 10
+    from rewards import build_reward
+
+    gold = build_reward("verifier:math")
     for rec in records:
-        for text, ok, near in zip(rec["samples"], rec["correct"], rec["near_miss"]):
-            assert ok == (text.strip() == rec["answer"])  # the verifier's verdict, here an exact match
+        verdicts = gold([rec["prompt"]] * len(rec["samples"]), rec["samples"], answer=[rec["answer"]] * len(rec["samples"]))
+        for text, ok, near, reward in zip(rec["samples"], rec["correct"], rec["near_miss"], verdicts):
+            assert ok == (reward == 1.0)  # the gold verifier's verdict (math-verify reads '8(44' as 8, like a reader who stops there)
+            assert ok == (text.strip() == rec["answer"]) or not text.strip().isdigit()  # on plain numbers: an exact match
             assert not (near and ok)  # a near-miss is kept only when the gold reward says it is wrong
     for row in _jsonl(out / "train" / "preference.jsonl") if (out / "train" / "preference.jsonl").exists() else []:
         rec = next(r for r in records if r["prompt"] == row["prompt"])
-        assert row["chosen"].strip() == rec["answer"] and row["rejected"].strip() != rec["answer"]
+        assert gold([row["prompt"]] * 2, [row["chosen"], row["rejected"]], answer=[rec["answer"]] * 2) == [1.0, 0.0]
     scored = _jsonl(out / "train" / "scored.jsonl")
     assert all(r["correct"] in (0.0, 1.0) and 0.0 <= r["closeness"] <= 1.0 for r in scored)
     summary = json.loads((out / "summary.json").read_text())
