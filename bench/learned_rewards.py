@@ -2,7 +2,7 @@
 
     python bench/learned_rewards.py --recipe bt --seeds 0,1,2            # Bradley-Terry RM alone
     python bench/learned_rewards.py --recipe prm --seeds 0,1,2 --parallel 2
-    python bench/learned_rewards.py --recipe qrm --seeds 0,1,2 --out-dir runs/bench-qrm
+    python bench/learned_rewards.py --recipe qrm --seeds 0,1,2 --bt-from runs/bench-learned-bt  # reuses bt's RMs
 
 Each seed runs `examples/learned_reward_rl.sh RECIPE` with `SEED=s` (RM data, RM and RL seeded by
 it; the warm start is the same for every seed) into OUT-DIR/seed-s, logging to OUT-DIR/seed-s.log;
@@ -31,13 +31,15 @@ ROOT = Path(__file__).resolve().parents[1]
 ARMS = {"bt": ["rl"], "qrm": ["rl-mean", "rl-cvar"], "prm": ["rl-raw", "rl-clip", "rl-delta", "rl-clip-delta"]}
 
 
-def run_seed(recipe: str, seed: int, out_dir: Path, threads: int) -> dict:
+def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path | None = None) -> dict:
     folder = out_dir / f"seed-{seed}"
     summaries = [folder / arm / "summary.json" for arm in ARMS[recipe]]
     if not all(p.exists() for p in summaries):
         if folder.exists():
             raise SystemExit(f"{folder} holds an unfinished run; remove it to run seed {seed} again")
         env = {**os.environ, "OUT": str(folder), "SEED": str(seed), "THREADS": str(threads)}
+        if bt_from is not None:  # qrm: the data and BT RM of the bt bench's run of this seed
+            env["BT_FROM"] = str(bt_from / f"seed-{seed}")
         start = time.time()
         with open(out_dir / f"seed-{seed}.log", "w") as log:
             done = subprocess.run(["bash", str(ROOT / "examples" / "learned_reward_rl.sh"), recipe], env=env, stdout=log,
@@ -80,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each with 2 // parallel torch threads)")
     parser.add_argument("--out-dir", type=Path, default=None, help="default: runs/bench-learned-RECIPE")
+    parser.add_argument("--bt-from", type=Path, default=None,
+                        help="qrm: the --out-dir of a finished bt bench over the same seeds, whose data and BT RMs it reuses")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out_dir = (args.out_dir or ROOT / "runs" / f"bench-learned-{args.recipe}").resolve()
@@ -87,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     threads = max(1, 2 // max(args.parallel, 1))
     load_before, start = os.getloadavg(), time.time()
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
-        results = dict(zip(seeds, pool.map(lambda s: run_seed(args.recipe, s, out_dir, threads), seeds)))
+        bt_from = args.bt_from.resolve() if args.bt_from and args.recipe == "qrm" else None
+        results = dict(zip(seeds, pool.map(lambda s: run_seed(args.recipe, s, out_dir, threads, bt_from), seeds)))
     text, record = table(args.recipe, results)
     print(f"learned rewards, recipe {args.recipe}, seeds {seeds} ({len(seeds)} runs; {time.time() - start:.0f} s; "
           f"load before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}; {os.cpu_count()} CPUs)")
