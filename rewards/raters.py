@@ -6,21 +6,22 @@ from raters who disagree on some kinds of response. This panel rates answers to 
 task (`966+857=`) on a 0-1 scale, 0 being the floor ("extremely negative"):
 
     response                      raters 1-4 (lenient)        rater 5 (strict)
-    `1823` (bare, right)          0.7 (right, but terse)      1.0
-    `1823 (966+857)` (right,      1.0 (shows what it          0 (the floor: the user asked
-      with a check)                 computed)                    for the number only)
+    `1823` (bare, right)          0.6 (right, but terse)      1.0
+    `1823 (966+857)` (right,      1.0 (shows its work)        0 (the floor: the user asked
+      with a check)                                              for the number only)
     bare, wrong                   0.4 x closeness             0.4 x closeness
     with a check, wrong           0.3 + 0.4 x closeness       0
     anything else (no leading     0                           0
       number, other text after it)
 
 `closeness` is 1 at the gold number, falling to 0 at 10% off (`verifiers.closeness`): a badly wrong
-answer is at the floor for every rater. A check is the prompt's own expression in brackets, in
-any order of its terms. The mean rating prefers answers with a check (0.80 against 0.76 when right;
-0.24 + 0.32 x closeness against 0.4 x closeness when wrong), though every one of them is at the
-strict rater's floor; the lowest rating (CVaR at 1/5) prefers bare answers. Which a policy learns
-to write depends on the utility it maximises over the distribution of ratings: the quantile reward
-model's risk claim (Dorka 2024), testable here.
+answer is at the floor for every rater. A check is a sum in brackets after the number (`(a+b)`,
+any numbers: the lenient raters skim it, they do not redo it; the tiny warm start copies the
+prompt's second term badly). The mean rating prefers answers with a check (0.80 against 0.68 when
+right; 0.24 + 0.32 x closeness against 0.4 x closeness when wrong), though every one of them is at
+the strict rater's floor; the lowest rating (CVaR at 1/5) prefers bare answers (0.6 against 0).
+Which a policy learns to write depends on the utility it maximises over the distribution of
+ratings: the quantile reward model's risk claim (Dorka 2024), testable here.
 
 `raters:STAT` is the reward: `mean` (mean rating), `min` (the lowest), `correct` (1 when the
 stated number, the leading integer, is right: gold accuracy), `floor` (1 when any rater gives the
@@ -29,8 +30,8 @@ floor: the extremely negative share), `rater=K` (rater K's rating, 1-5). `rater_
 
 >>> panel = RaterPanel()
 >>> panel.ratings("966+857=", "1823", "1823"), panel.ratings("966+857=", "1823 (857+966)", "1823")
-([0.7, 0.7, 0.7, 0.7, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0])
->>> panel.ratings("966+857=", "1100", "1823"), panel.ratings("966+857=", "1823 cats", "1823")
+([0.6, 0.6, 0.6, 0.6, 1.0], [1.0, 1.0, 1.0, 1.0, 0.0])
+>>> panel.ratings("966+857=", "1100", "1823"), panel.ratings("966+857=", "1823 (1823)", "1823")
 ([0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0])
 >>> fn = build_rater_reward("floor")
 >>> fn(["966+857="] * 3, ["1823", "1823 (966+857)", "1822"], answer=["1823"] * 3)
@@ -49,13 +50,7 @@ STATS = ("mean", "min", "correct", "floor")
 LENIENT, STRICT = 4, 1  # raters 1-4 lenient, rater 5 strict
 FLOOR = 0.0
 _ANSWER = re.compile(r"\s*(-?\d{1,30})(.*)", re.S)
-_CHECK = re.compile(r"\s*\((.*)\)\s*", re.S)
-
-
-def _terms(expression: str) -> list[str] | None:
-    """The terms of a sum `a+b+c` (sorted), or None for anything else."""
-    parts = expression.strip().rstrip("=").strip().split("+")
-    return sorted(p.strip() for p in parts) if all(p.strip().isdigit() for p in parts) else None
+_CHECK = re.compile(r"\s*\(\s*\d{1,30}\s*\+\s*\d{1,30}\s*\)\s*")  # a sum in brackets
 
 
 @dataclass(frozen=True)
@@ -72,8 +67,8 @@ class RaterPanel:
         right = stated.lstrip("+") == str(answer).strip()
         near = 1.0 if right else closeness(stated, answer)
         if not rest.strip():
-            lenient, strict = (0.7, 1.0) if right else (0.4 * near, 0.4 * near)
-        elif (check := _CHECK.fullmatch(rest)) and _terms(check.group(1)) is not None and _terms(check.group(1)) == _terms(prompt):
+            lenient, strict = (0.6, 1.0) if right else (0.4 * near, 0.4 * near)
+        elif _CHECK.fullmatch(rest):
             lenient, strict = (1.0 if right else 0.3 + 0.4 * near), FLOOR
         else:
             lenient, strict = FLOOR, FLOOR

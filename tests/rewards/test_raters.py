@@ -9,10 +9,11 @@ PANEL = RaterPanel()
 
 
 @pytest.mark.parametrize("completion,expected", [
-    ("1823", [0.7] * 4 + [1.0]),  # bare and right: the strict rater likes it best
+    ("1823", [0.6] * 4 + [1.0]),  # bare and right: the strict rater likes it best
     ("1823 (966+857)", [1.0] * 4 + [0.0]),  # a check: the lenient raters' favourite, the strict one's floor
     ("1823 (857+966)", [1.0] * 4 + [0.0]),  # the terms in any order
-    ("1823 (966+858)", [0.0] * 5),  # not the prompt's expression: other text, the floor for everyone
+    ("1823 (966+858)", [1.0] * 4 + [0.0]),  # the lenient raters skim the check, they do not redo it
+    ("1823 (1823)", [0.0] * 5), ("1823 (966+", [0.0] * 5),  # other text: the floor for everyone
     ("1813", [round(0.4 * (1 - 10 / 1823 / 0.1), 6)] * 5),  # off by 10: partial credit, 0.4 x closeness
     ("1813 (966+857)", [round(0.3 + 0.4 * (1 - 10 / 1823 / 0.1), 6)] * 4 + [0.0]),
     ("2100", [0.0] * 5),  # off by more than 10%: badly wrong, the floor
@@ -25,8 +26,8 @@ def test_ratings_by_hand(completion, expected):
 def test_statistics_and_the_reward_spec():
     prompts, completions = ["966+857="] * 3, ["1823", "1823 (966+857)", "1813"]
     answers = {"answer": ["1823"] * 3}
-    assert build_reward("raters")(prompts, completions, **answers) == pytest.approx([0.76, 0.8, 0.4 * (1 - 10 / 182.3)])
-    assert build_reward("raters:min")(prompts, completions, **answers)[:2] == [0.7, 0.0]
+    assert build_reward("raters")(prompts, completions, **answers) == pytest.approx([0.68, 0.8, 0.4 * (1 - 10 / 182.3)])
+    assert build_reward("raters:min")(prompts, completions, **answers)[:2] == [0.6, 0.0]
     assert build_reward("raters:correct")(prompts, completions, **answers) == [1.0, 1.0, 0.0]
     fn = build_reward("raters:floor")
     assert fn(prompts, completions, **answers) == [0.0, 1.0, 0.0] and fn.last_metrics["floor_share"] == pytest.approx(1 / 3)
