@@ -47,7 +47,18 @@ def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path 
         if done.returncode:
             raise SystemExit(f"seed {seed} failed (exit {done.returncode}); see {out_dir / f'seed-{seed}.log'}")
         (folder / "bench_seconds.txt").write_text(f"{time.time() - start:.0f}\n")
-    return {arm: json.loads(p.read_text()) for arm, p in zip(ARMS[recipe], summaries)}
+    out = {arm: json.loads(p.read_text()) for arm, p in zip(ARMS[recipe], summaries)}
+    out["rm_eval"] = last_eval(folder / "rm" / "metrics.jsonl")
+    return out
+
+
+def last_eval(metrics: Path) -> dict[str, float]:
+    """The reward model's last held-out evaluation (train-rm's metrics.jsonl), on the RM's own
+    validation prompts (the task's rm_eval pool)."""
+    events = [json.loads(x) for x in metrics.read_text().splitlines() if x.strip()] if metrics.exists() else []
+    evals = [e for e in events if e.get("event") == "eval"]
+    keep = ("pairwise_accuracy", "best_of_n", "random_pick", "correlation", "step_auroc", "step")
+    return {k: v for k, v in evals[-1].items() if k in keep} if evals else {}
 
 
 def spread(values: list[float], scale: float = 100.0) -> str:
@@ -97,9 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"learned rewards, recipe {args.recipe}, seeds {seeds} ({len(seeds)} runs; {time.time() - start:.0f} s; "
           f"load before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}; {os.cpu_count()} CPUs)")
     print(text)
+    for seed in sorted(results):
+        print(f"seed {seed}: reward model on its validation prompts: "
+              + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in results[seed]["rm_eval"].items()))
     overlaps = {json.dumps(o, sort_keys=True) for arm in record.values() for o in arm["rm_prompt_overlap"]}
     print("RM prompt overlap with RL (train / held-out), every run:", "; ".join(sorted(overlaps)))
-    (out_dir / "results.json").write_text(json.dumps({"recipe": args.recipe, "arms": record}, indent=2) + "\n")
+    rm_evals = {seed: results[seed]["rm_eval"] for seed in sorted(results)}
+    (out_dir / "results.json").write_text(json.dumps({"recipe": args.recipe, "arms": record, "rm_eval": rm_evals}, indent=2) + "\n")
     print(f"results: {out_dir / 'results.json'}")
     return 0
 

@@ -41,6 +41,7 @@ class EvalPolicyConfig:
     answer_column: str = opt("answer", "gold answer column of --data")
     batch_size: int = opt(256, "generation batch size (sequences)")
     seed: int = opt(0, "sampling seed")
+    cpu_threads: int = opt(0, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them; rewardlab/runtime.py)")
     out: str = opt("outputs/eval-policy", "output directory")
 
     def __post_init__(self) -> None:
@@ -105,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     cfg = config_from_args(EvalPolicyConfig, args)
+    from rewardlab.runtime import setup_cpu_threads
+
+    setup_cpu_threads(cfg.cpu_threads, "eval-policy")
     import numpy as np
 
     from eval import plots

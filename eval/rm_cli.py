@@ -58,6 +58,7 @@ class EvalRMConfig:
                                     "auto: each model attribute that is a column, against its own quantiles")
     subset_column: str = opt("auto", "column naming each pair's subset for per-subset accuracy; auto: `subset`, else `error_type`")
     seed: int = opt(0, "seed for splits, shifts and bootstrap")
+    cpu_threads: int = opt(0, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them; rewardlab/runtime.py)")
     progress: bool = opt(True, "show progress bars")
 
     def __post_init__(self) -> None:
@@ -120,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     cfg = config_from_args(EvalRMConfig, args)
+    from rewardlab.runtime import setup_cpu_threads
+
+    setup_cpu_threads(cfg.cpu_threads, "eval-rm")
     from reward_models import load_reward_model
 
     from eval.rm_eval import evaluate_rm

@@ -80,7 +80,7 @@ class TrainRMConfig:
     disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
     mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
     stop_at: str | None = opt(None, "stop once a held-out metric reaches a value, checked at each evaluation, e.g. pairwise_accuracy=0.97 or step_auroc=0.9 (learning curves jump: a target is a better stopping rule than a step count); --steps stays the limit and sets the schedule")
-    cpu_threads: int = opt(0, "torch CPU threads when running on CPU (0: torch's default; 1 avoids slowdowns on a shared machine)")
+    cpu_threads: int = opt(0, "torch CPU threads when running on CPU (0: 1 on a machine with <= 2 cores, else half of them, never more than a machine-fixed count, so the numbers do not depend on the load; more than the free cores prints a warning)")
     lora: bool = opt(False, "train LoRA adapters (peft) on the backbone's linear layers instead of all its weights; the head is trained in full. The final model has the adapters merged (it loads like any reward model); the adapters alone are saved in lora_adapter/")
     lora_r: int = opt(16, "LoRA rank")
     lora_alpha: int = opt(32, "LoRA alpha (the update is scaled by alpha / r)")
@@ -254,7 +254,7 @@ def train(cfg: TrainRMConfig, progress: bool = True) -> dict[str, Any]:
     """Train, evaluate, checkpoint; returns {"final": path, "eval": last eval metrics, ...}."""
     from rewardlab.runtime import cpu_threads
 
-    with cpu_threads(cfg.cpu_threads):
+    with cpu_threads(cfg.cpu_threads, "train-rm"):
         return _train(cfg, progress)
 
 

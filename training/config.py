@@ -112,7 +112,7 @@ class RLConfig:
     tensorboard: bool = opt(False, "also log to TensorBoard (needs `tensorboard`)")
     report: bool = opt(True, "write report.md / report.html and PNG plots at the end")
     seed: int = opt(0, "random seed")
-    cpu_threads: int = opt(1, "torch CPU threads when running on CPU (0: torch's default). Tiny models gain nothing from more, and on a busy machine extra threads made steps 20x slower (measured)")
+    cpu_threads: int = opt(1, "torch CPU threads when running on CPU (0: 1 on a machine with <= 2 cores, else half of them; more than the free cores prints a warning). Tiny models gain nothing from more, and on a busy machine extra threads made steps 20x slower (measured)")
 
     def __post_init__(self) -> None:
         if self.kl_coef is None:  # resolved here, so config.json records the value used

@@ -86,7 +86,7 @@ class RMDataConfig:
     shard_prompts: int = opt(256, "prompts per shard (unit of progress and of --resume)")
     seed: int = opt(0, "seed of the prompts drawn and of sampling")
     resume: bool = opt(False, "continue a killed run in --output-dir")
-    cpu_threads: int = opt(1, "torch CPU threads on CPU (0: torch's default)")
+    cpu_threads: int = opt(1, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them; more than the free cores prints a warning)")
 
     def __post_init__(self) -> None:
         for name in ("n_prompts", "samples", "max_new_tokens", "mc_rollouts", "shard_prompts"):
@@ -408,7 +408,7 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     model.eval()
     sampler = Sampler(model, tokenizer, cfg)
     started = time.time()
-    with cpu_threads(cfg.cpu_threads):
+    with cpu_threads(cfg.cpu_threads, "rm-data"):
         for split, rows in splits.items():
             path = out / split / "samples.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--answer-column", default="answer", help="column holding the answer trained on [default: answer]")
     parser.add_argument("--eval-data", default=None, help="held-out file (default: the task's test split, or the last 10%% of --data)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/sft"), help="where the trained model, config and log go")
-    parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: torch's default) [default: 1]")
+    parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them) [default: 1: the same weights on any machine]")
     add_config_args(parser, SFTConfig)
     for old in REMOVED:  # named in a clear error, not argparse's "unrecognized arguments"
         parser.add_argument(old, dest="removed_" + old.strip("-").replace("-", "_"), default=None, help=argparse.SUPPRESS)
@@ -51,14 +51,13 @@ def run(args: argparse.Namespace) -> int:
     from training.policy import build_environment, load_policy, save_policy_atomically, tiny_policy
     from training.sft import train_sft
 
-    import torch
-
     for old, why in REMOVED.items():
         if getattr(args, "removed_" + old.strip("-").replace("-", "_")) is not None:
             print(f"rewardlab sft: {old} was removed: {why}", file=sys.stderr)
             return 2
-    if args.cpu_threads and not torch.cuda.is_available():
-        torch.set_num_threads(args.cpu_threads)
+    from rewardlab.runtime import setup_cpu_threads
+
+    setup_cpu_threads(args.cpu_threads, "sft")
     try:
         config = config_from_args(SFTConfig, args)
         columns = {"prompt_column": args.prompt_column, "answer_column": args.answer_column}

@@ -46,7 +46,7 @@ def train(config: RLConfig, prepared: dict[str, Any] | None = None) -> dict[str,
     from rewardlab.runtime import cpu_threads
 
     prepared = prepared or prepare_run(config)  # bad configuration fails here, before any model is loaded
-    with cpu_threads(config.cpu_threads):
+    with cpu_threads(config.cpu_threads, "rl"):
         return _train(config, prepared)
 
 
