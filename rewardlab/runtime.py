@@ -10,9 +10,7 @@ another process, 3.2x slower than at 1; with both cores busy, about 30x). So:
   them - fixed per machine, never read from the momentary load, because the thread count changes
   the float reductions and so the numbers a run gives;
 - asking for more threads than `free_cores()` (cores less the 1-minute load average) prints one line
-  that says so and what to pass instead;
-- the `rewardlab` command sets `OMP_WAIT_POLICY=PASSIVE` (unless already set) before torch loads,
-  so waiting threads sleep instead of spinning.
+  that says so and what to pass instead.
 
 >>> default_threads(cores=2), default_threads(cores=16)
 (1, 8)
