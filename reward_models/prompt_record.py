@@ -42,14 +42,15 @@ def record_training_prompts(rows: Iterable[dict[str, Any]], directory: Path, als
 
 def recorded_prompts(directory: str | Path | None) -> set[str] | None:
     """The prompt keys recorded with a reward model, or None when it has no record (trained before
-    the record existed, a hub model, or not a folder)."""
+    the record existed, a hub model, or not a folder); a damaged record is a ValueError."""
     path = Path(str(directory)) / PROMPTS_FILE
     if not path.is_file():
         return None
     try:
         return set(json.loads(path.read_text())["sha256_12"])
-    except (ValueError, KeyError, TypeError):
-        return None
+    except (ValueError, KeyError, TypeError) as exc:  # a damaged record is an error, not "no record"
+        raise ValueError(f"{path}: not a record of training prompts ({type(exc).__name__}: {exc}); "
+                         f"delete it, or retrain the reward model to write it again") from None
 
 
 def prompt_overlap(prompts: Sequence[str], seen: set[str]) -> float:

@@ -211,3 +211,11 @@ def test_monitors_log_every_step_and_the_alarm_stops_the_run(tiny_dir, tmp_path,
     report = (out / "report.md").read_text()
     assert "## Hack alarms" in report and "## Sample completions" in report
     assert (out / "overoptimization.png").exists() and (out / "policy").exists()
+
+
+def test_a_damaged_prompt_record_is_an_error_not_unknown(tmp_path):
+    from reward_models.prompt_record import PROMPTS_FILE, recorded_prompts
+
+    (tmp_path / PROMPTS_FILE).write_text("{not json")
+    with pytest.raises(ValueError, match="not a record of training prompts"):
+        recorded_prompts(tmp_path)
