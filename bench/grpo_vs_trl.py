@@ -9,6 +9,10 @@ clip range equal (0.2 / 0.2), no KL, token-mean loss ("dapo") on both sides.
 Each trainer runs in its own subprocess so peak memory (max RSS) is measured separately.
 
     python bench/grpo_vs_trl.py --steps 40            # prints s/step, tokens/s, peak MB, ratios, curves
+    python bench/grpo_vs_trl.py --steps 40 --parallel # both at once, one core each (a shared machine)
+
+A step's time includes everything the trainer does in it; for this project's trainer that is the
+step itself plus its monitors (the gold probe every 10 steps, samples), `time/step + time/monitors`.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def run_ours(args, out: Path) -> dict:
     train(config)
     wall = time.time() - t0
     rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
-    step_times = [r["time/step"] for r in rows]
+    step_times = [r["time/step"] + r.get("time/monitors", 0.0) for r in rows]  # monitors (gold probe every 10 steps) count
     tokens = sum(r["tokens_per_s"] * r["time/step"] for r in rows)
     return {"name": "rewardlab", "wall_s": wall, "s_per_step": sum(step_times) / len(step_times),
             "tokens_per_s": tokens / sum(step_times), "rewards": [r["reward/mean"] for r in rows],
@@ -132,6 +136,8 @@ def child(args) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     common_args(p)
+    p.add_argument("--parallel", action="store_true", help="run both trainers at once (one CPU thread each) so that both see the "
+                   "same machine: on a shared machine whose speed drifts, the ratio of sequential runs moved 1.56x-2.00x")
     p.add_argument("--only", choices=("rewardlab", "trl"), help=argparse.SUPPRESS)
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -148,12 +154,25 @@ def main() -> None:
             "--out", str(out)]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     results = {}
+    load_before = os.getloadavg()
+    if args.parallel:  # both at once, one core each: drift in the machine's speed hits both alike
+        print(f"bench: running rewardlab and trl at once ({args.steps} steps, {args.prompts} prompts x {args.group_size})...", flush=True)
+        procs = {name: subprocess.Popen(base + ["--only", name], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE, text=True) for name in ("rewardlab", "trl")}
+        for name, proc in procs.items():
+            _, err = proc.communicate()
+            if proc.returncode:
+                raise SystemExit(f"bench: {name} failed (exit {proc.returncode}):\n{err[-3000:]}")
     for name in ("rewardlab", "trl"):
-        print(f"bench: running {name} ({args.steps} steps, {args.prompts} prompts x {args.group_size})...", flush=True)
-        subprocess.run(base + ["--only", name], check=True, env=env, cwd=ROOT)
+        if not args.parallel:
+            print(f"bench: running {name} ({args.steps} steps, {args.prompts} prompts x {args.group_size})...", flush=True)
+            subprocess.run(base + ["--only", name], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
         results[name] = json.loads((out / f"{name}.json").read_text())
+    load_after = os.getloadavg()
     ours, trl = results["rewardlab"], results["trl"]
-    print(f"\nheld-out greedy accuracy at the start: {start_acc:.1%}")
+    print(f"\n{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after {load_after[0]:.2f}; "
+          f"{'both at once, one core each' if args.parallel else 'one after the other'}")
+    print(f"held-out greedy accuracy at the start: {start_acc:.1%}")
     print(f"{'':12}{'s/step':>10}{'tokens/s':>12}{'peak MB':>10}{'reward first5':>15}{'reward last5':>14}{'acc after':>11}")
     for r in (ours, trl):
         k = min(5, len(r["rewards"]))

@@ -44,7 +44,8 @@ def run_ours(args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cfg = TrainRMConfig(kind="bt", backbone=args.backbone, output=out, steps=args.steps, batch_size=args.batch_size,
                             lr=args.lr, warmup_steps=0, max_seq_length=args.max_length, n_train=args.n_train, n_eval=args.n_eval,
-                            eval_every=args.steps, save_every=args.steps, log_every=args.steps, seed=args.seed, max_grad_norm=1.0)
+                            eval_every=args.steps, save_every=args.steps, log_every=args.steps, seed=args.seed, max_grad_norm=1.0,
+                            cpu_threads=args.threads)  # the child set it: the trainer's own default would be 1 on 2 cores
         result = train(cfg, progress=False)
         log = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     rate = [e for e in log if e["event"] == "train"][-1]["samples_per_s"]
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         # explicit, equal thread counts: a child process does not always get torch's usual default
-        torch.set_num_threads(args.threads or os.cpu_count() or 1)
+        args.threads = args.threads or os.cpu_count() or 1
+        torch.set_num_threads(args.threads)
         t0 = time.perf_counter()
         result = RUNNERS[args.only](args)
         result.update(peak_rss_mb=_peak_rss_mb(), wall_s=time.perf_counter() - t0, threads=torch.get_num_threads())

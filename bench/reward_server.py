@@ -3,15 +3,20 @@ same items in batches of 64, same server, same run.
 
     python bench/reward_server.py                 # 4,096 realistic math items, reward verifier:math
     python bench/reward_server.py --items 2048 --reward "verifier:math*1.0+format:integer*0.1"
+    python bench/reward_server.py --mix arithmetic-latex  # 3-digit sums answered in LaTeX forms
 
 The server is a real `rewardlab serve-reward` subprocess on a loopback port (micro-batching on, its
 defaults). The items are bench/verifiers.py's RL-scoring mix (simple answers, LaTeX, a few hard or
-garbage ones), sent in OpenRLHF's remote-RM format. Phase 1: one client, batches of 64, one after
+garbage ones; `--mix verifiers`) or the default task's sums answered in LaTeX forms, right and wrong
+(`--mix arithmetic-latex`: `$\\boxed{1823}$`, `\\(1{,}823\\)`, `\\frac{3646}{2}`, ...), sent in
+OpenRLHF's remote-RM format. Phase 1: one client, batches of 64, one after
 another. Phase 2: 64 clients at once (asyncio), one query per request, with OpenRLHF's retry policy
 (5 tries one second apart, then the reward is left empty). Reported: items/s of both and the ratio
-(target >= 0.7x), lost rewards (target 0), requests that were retried, latency p50/p99 of the
-single-item requests, the server's mean batch size, and whether both phases gave the same rewards.
-The clients run on the same machine as the server and take CPU from it. Not a test.
+(target >= 0.8x), lost rewards (target 0), requests that were retried, latency p50/p99 of the
+single-item requests, the server's mean batch size, whether both phases gave the same rewards, and
+the CPU time per item of the server (its process and verifier workers) and of the clients in each
+phase: what limits the single-item phase. The clients run on the same machine as the server and
+take CPU from it. Not a test.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.records import append_record  # noqa: E402
 
-TARGET = 0.7
+TARGET = 0.8
 CLIENTS = 64
 
 
@@ -144,6 +149,42 @@ def load_items(n: int, seed: int) -> list[tuple[str, str, str]]:
     return [(f"Problem {i // 8}: ", pred.encode("utf-8", "replace").decode("utf-8"), gold) for i, (pred, gold, _, _) in enumerate(items)]
 
 
+LATEX_FORMS = (  # (template, right?) for an answer n
+    (lambda n: f"The answer is $\\boxed{{{n}}}$.", True),
+    (lambda n: f"So the sum is \\({n:,}\\).".replace(",", "{,}"), True),
+    (lambda n: f"$${n}$$", True),
+    (lambda n: f"We get \\boxed{{\\frac{{{2 * n}}}{{2}}}}", True),
+    (lambda n: f"\\[ {n}.0 \\]", True),
+    (lambda n: f"The answer is $\\boxed{{{n + 10}}}$.", False),
+    (lambda n: f"\\({n - 1}\\)", False),
+    (lambda n: f"$\\boxed{{{n}}}$ or maybe $\\boxed{{{n + 1}}}$", False),
+)
+
+
+def arithmetic_latex_items(n: int, seed: int) -> list[tuple[str, str, str]]:
+    """(prompt, completion, gold): the default task's RL prompts, 8 completions each in LaTeX forms."""
+    import random
+
+    from verifiers.tasks import ArithmeticTask
+
+    rng = random.Random(seed)
+    rows = ArithmeticTask().sample((n + 7) // 8, seed=seed, split="rl")
+    items = [(r["prompt"], rng.choice(LATEX_FORMS)[0](int(r["answer"])), r["answer"]) for r in rows for _ in range(8)]
+    return items[:n]
+
+
+MIXES = {"verifiers": lambda n, seed: load_items(n, seed), "arithmetic-latex": arithmetic_latex_items}
+
+
+def cpu_seconds(proc: subprocess.Popen) -> tuple[float, float]:
+    """(server CPU seconds: the process and its children, i.e. the verifier workers; this process's)."""
+    import psutil
+
+    server = psutil.Process(proc.pid)
+    total = sum(sum(p.cpu_times()[:2]) for p in [server, *server.children(recursive=True)] if p.is_running())
+    return total, time.process_time()
+
+
 def main(argv: list[str] | None = None) -> int:
     import httpx
 
@@ -153,17 +194,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=4096)
     parser.add_argument("--reward", default="verifier:math")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mix", choices=sorted(MIXES), default="verifiers", help="the items (see the module docstring)")
     parser.add_argument("--out", type=Path, default=None, help="append a JSONL record here")
     args = parser.parse_args(argv)
-    items = load_items(args.items, args.seed)
+    items = MIXES[args.mix](args.items, args.seed)
     port = free_port()
     load_before = os.getloadavg()
     proc = start_server(args.reward, port)
     try:
         asyncio.run(batched_client(port, items[:256]))  # warm-up: worker pool and imports
+        cpu0 = cpu_seconds(proc)
         batched, t_batched = asyncio.run(batched_client(port, items))
+        cpu1 = cpu_seconds(proc)
         before = httpx.get(f"http://127.0.0.1:{port}/stats").json()["batching"]
+        cpu2 = cpu_seconds(proc)
         streamed, t_streamed, latencies, retries = asyncio.run(streaming_clients(port, items))
+        cpu3 = cpu_seconds(proc)
         after = httpx.get(f"http://127.0.0.1:{port}/stats").json()["batching"]
     finally:
         proc.terminate()
@@ -174,18 +220,24 @@ def main(argv: list[str] | None = None) -> int:
     mean_batch = (after["items"] - before["items"]) / max(batches, 1)
     rate_b, rate_s = len(items) / t_batched, len(items) / t_streamed
     ratio = rate_s / rate_b
-    record = {"items": len(items), "reward": args.reward, "batched_items_per_s": round(rate_b, 1),
+    per_item = lambda a, b, k: 1e3 * (b[k] - a[k]) / len(items)  # noqa: E731  CPU ms per item
+    cpu = {"batched_server_ms": per_item(cpu0, cpu1, 0), "batched_client_ms": per_item(cpu0, cpu1, 1),
+           "streamed_server_ms": per_item(cpu2, cpu3, 0), "streamed_client_ms": per_item(cpu2, cpu3, 1)}
+    record = {"items": len(items), "mix": args.mix, "reward": args.reward, **{k: round(v, 3) for k, v in cpu.items()}, "batched_items_per_s": round(rate_b, 1),
               "streamed_items_per_s": round(rate_s, 1), "ratio": round(ratio, 3), "lost": lost, "retried_requests": retries,
               "p50_ms": round(1000 * pct(latencies, 50), 1), "p99_ms": round(1000 * pct(latencies, 99), 1),
               "server_mean_batch": round(mean_batch, 1), "same_rewards": streamed == batched,
               "load_before": load_before, "load_after": load_after}
-    print(f"\nserve-reward --reward {args.reward}: {len(items)} items (bench/verifiers.py mix), {os.cpu_count()} cores, "
+    print(f"\nserve-reward --reward {args.reward}: {len(items)} items ({args.mix} mix), {os.cpu_count()} cores, "
           f"load before {load_before}, after {load_after}")
     print(f"one client, batches of 64     : {rate_b:8.1f} items/s")
     print(f"{CLIENTS} clients, one item each   : {rate_s:8.1f} items/s   ratio {ratio:.2f}x "
           f"({'meets' if ratio >= TARGET else 'BELOW'} the {TARGET}x target)")
     print(f"lost rewards {lost}, retried requests {retries}, latency p50 {record['p50_ms']} ms, p99 {record['p99_ms']} ms, "
           f"server's mean batch {mean_batch:.1f} items; same rewards as the batched client: {streamed == batched}")
+    print(f"CPU per item (ms): batched - server {cpu['batched_server_ms']:.2f}, client {cpu['batched_client_ms']:.2f}; "
+          f"single-item - server {cpu['streamed_server_ms']:.2f}, client {cpu['streamed_client_ms']:.2f} "
+          f"({os.cpu_count()} cores: {1e3 * os.cpu_count() / rate_s:.2f} core-ms per item were available)")
     append_record(args.out, record)
     return 0
 

@@ -171,14 +171,20 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainRMConfig) -> torch.optim.Op
         return torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
 
 
-def fit_ood_detector(rm: LoadedRewardModel, rows: list[dict], directory: Path, seed: int, n: int = 2000) -> Path:
-    """Fit the Mahalanobis OOD detector on (a sample of) the training rows and save it beside the
-    model (`ood.npz`), where `load_reward_model` finds it and RL reports the share of its samples
-    that fall outside the RM's training distribution."""
+OOD_FIT_TEXTS = 1000  # responses the OOD detector is fitted and calibrated on (700 + 300)
+
+
+def fit_ood_detector(rm: LoadedRewardModel, rows: list[dict], directory: Path, seed: int, n: int = OOD_FIT_TEXTS) -> Path:
+    """Fit the Mahalanobis OOD detector on a sample of about `n` training responses (a preference
+    row gives two) and save it beside the model (`ood.npz`), where `load_reward_model` finds it and
+    RL reports the share of its samples that fall outside the RM's training distribution. It costs
+    one forward pass per response: 4,000 responses took 19 s of a 44 s MiniLM run, 1,000 take 5 s,
+    and a Ledoit-Wolf covariance of 700 embeddings is stable (calibrated on the other 300)."""
     from reward_models.ood import OODMonitor
     from reward_models.scoring import OOD_FILE
 
-    picked = random.Random(seed).sample(rows, min(n, len(rows)))
+    per_row = 2 if rows and "chosen" in rows[0] else 1
+    picked = random.Random(seed).sample(rows, min(max(n // per_row, 2), len(rows)))
     return OODMonitor.fit(rm, picked, seed=seed).save(directory / OOD_FILE)
 
 

@@ -93,7 +93,9 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             record = step_record(run, step, batch, adv, stats, time.time() - t0, t_train)  # 6. log
             if config.eval_every and step % config.eval_every == 0 and step < config.steps:
                 record["eval/accuracy"] = greedy_accuracy(run, prepared["eval_rows"])
+            t_monitors = time.time()
             alarm = monitors.step(run, step, batch, record)
+            record["time/monitors"] = time.time() - t_monitors  # the gold probe, OOD share, hack alarm and samples of this step
             _write(log_file, tb, record)
             monitors.check_stop()  # all-None or constant rewards for too long: nothing to learn from
             bar.set_postfix(reward=f"{record['reward/mean']:.3f}", **({"acc": f"{record['accuracy']:.1%}"} if "accuracy" in record else {}))
