@@ -99,6 +99,7 @@ class RLConfig:
     hack_gold_drop: float = opt(0.05, "hack alarm: gold accuracy (the mean of the last 3 probes) this far below its best while the proxy reward is still at or above its level then")
     hack_drift: float = opt(0.3, "hack alarm: mean completion length or PRM step count this far (relative) from its start")
     stop_on_alarm: bool = opt(False, "stop the run (policy, report and summary saved) when the hack monitor raises an alarm")
+    rollback_on_alarm: bool = opt(False, "when the hack monitor raises an alarm, stop and keep the policy of the best gold probe so far instead of the current one (its weights are copied to CPU memory at each new best probe); implies --stop-on-alarm")
     max_none_steps: int = opt(2, "stop after this many steps in a row in which the reward is None (not applicable) for every completion: nothing is being trained (0: never stop)")
     max_constant_steps: int = opt(10, "stop after this many steps in a row in which the reward has one value for every completion: no learning signal (0: never stop)")
     log_samples: int = opt(4, "sample completions (prompt, completion, reward, gold) logged per step in metrics.jsonl and the report")
@@ -119,6 +120,8 @@ class RLConfig:
             from rewards.spec import is_learned
 
             object.__setattr__(self, "kl_coef", LEARNED_KL if is_learned(self.reward) else 0.0)
+        if self.rollback_on_alarm:
+            object.__setattr__(self, "stop_on_alarm", True)
         _choices("estimator", self.estimator, ESTIMATORS)
         _choices("loss_agg", self.loss_agg, AGGREGATIONS)
         _choices("kl_estimator", self.kl_estimator, KL)

@@ -197,6 +197,29 @@ class GoldProbe:
         return {"probe/accuracy": self.accuracy_of(self.rows)}
 
 
+@dataclass
+class BestProbePolicy:
+    """--rollback-on-alarm: the policy's weights at its best gold probe so far (a CPU copy, taken
+    at each new best), put back when the hack alarm stops the run: the alarm fires once the gold
+    probe has already fallen, so the policy at the alarm is past its best."""
+
+    step: int = 0
+    accuracy: float = float("-inf")
+    state: dict[str, Any] | None = None
+
+    def offer(self, step: int, accuracy: float, model: Any) -> None:
+        if accuracy > self.accuracy:
+            self.step, self.accuracy = step, accuracy
+            self.state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+
+    def restore(self, model: Any) -> dict[str, Any] | None:
+        """Load the kept weights into `model`; {"step", "probe_accuracy"} or None when none was kept."""
+        if self.state is None:
+            return None
+        model.load_state_dict(self.state)
+        return {"step": self.step, "probe_accuracy": self.accuracy}
+
+
 # ---------------------------------------------------------------- the hack alarm
 @dataclass
 class HackMonitor:
@@ -282,7 +305,9 @@ class Monitors:
         record["monitor/alarm"] = float(alarm is not None)
         if alarm:
             record["monitor/alarm_reason"] = alarm
-            self.warn(f"rl: HACK ALARM at step {step}: {alarm}" + ("; stopping (--stop-on-alarm)" if run.config.stop_on_alarm else ""))
+            action = ("; stopping with the policy of the best gold probe (--rollback-on-alarm)" if run.config.rollback_on_alarm
+                      else "; stopping (--stop-on-alarm)" if run.config.stop_on_alarm else "")
+            self.warn(f"rl: HACK ALARM at step {step}: {alarm}{action}")
         record.update(self.samples(view))
         return alarm
 

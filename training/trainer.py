@@ -34,7 +34,7 @@ from training.advantages import sequence_rewards
 from training.collect import Batch, collect_batch, overlap_rounds, score_round
 from training.config import RLConfig
 from training.heldout import greedy_accuracy, heldout_eval
-from training.monitors import build_monitors
+from training.monitors import BestProbePolicy, build_monitors
 from training.pipeline import BackgroundScorer
 from training.run_state import Run, prepare_run, setup_run
 from training.update import Advantages, compute_advantages, update_policy
@@ -75,6 +75,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
         tb = SummaryWriter(str(out_dir / "tensorboard"))
     log_file = open(metrics_path, "a") if accelerator.is_main_process else None
     run_start, stopped = time.time(), None
+    best = BestProbePolicy() if config.rollback_on_alarm else None  # the policy at its best gold probe
     scorer = BackgroundScorer(lambda round_: score_round(run, round_)) if config.overlap else None
     ahead = None  # --overlap: the future scores of this step's batch, generated during the previous step
     try:
@@ -100,8 +101,12 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             monitors.check_stop()  # all-None or constant rewards for too long: nothing to learn from
             bar.set_postfix(reward=f"{record['reward/mean']:.3f}", **({"acc": f"{record['accuracy']:.1%}"} if "accuracy" in record else {}))
             bar.update(1)
+            if best is not None and isinstance(record.get("probe/accuracy"), (int, float)):
+                best.offer(step, record["probe/accuracy"], accelerator.unwrap_model(run.model))
             if alarm and config.stop_on_alarm:
                 stopped = {"step": step, "reason": alarm}
+                if best is not None:
+                    stopped["rolled_back_to"] = _roll_back(run, best, bar)
             if (config.checkpoint_every and step % config.checkpoint_every == 0) or step == config.steps or stopped:  # 7. checkpoint
                 _checkpoint(run, ckpt_root, step, summary)
             if stopped:
@@ -115,6 +120,18 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
         if tb is not None:
             tb.close()
     return _finish(run, summary, prepared["eval_rows"], run_start, stopped)
+
+
+def _roll_back(run: Run, best: BestProbePolicy, bar: Any) -> dict[str, Any] | None:
+    """--rollback-on-alarm: the policy of the best gold probe replaces the current one."""
+    kept = best.restore(run.accelerator.unwrap_model(run.model))
+    if kept is not None:
+        if run.vllm is not None:
+            run.vllm.sync_weights(run.accelerator.unwrap_model(run.model))
+        if run.accelerator.is_main_process:
+            bar.write(f"rl: rolled back to the policy of step {kept['step']} (gold probe {kept['probe_accuracy']:.1%}); "
+                      "the optimizer state stays that of the alarm's step")
+    return kept
 
 
 def _write(log_file, tb, record: dict[str, Any]) -> None:

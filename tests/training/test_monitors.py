@@ -213,6 +213,35 @@ def test_monitors_log_every_step_and_the_alarm_stops_the_run(tiny_dir, tmp_path,
     assert (out / "overoptimization.png").exists() and (out / "policy").exists()
 
 
+def test_rollback_on_alarm_keeps_the_policy_of_the_best_gold_probe(tiny_dir, tmp_path, monkeypatch):
+    import training.monitors
+
+    # scripted gold probes (best at step 2) and an alarm at step 4
+    probes = {1: 0.25, 2: 0.75, 3: 0.5, 4: 0.25}
+    monkeypatch.setattr(training.monitors.GoldProbe, "__call__", lambda self, step, last=False: {"probe/accuracy": probes[step]})
+    real = training.monitors.HackMonitor
+    monkeypatch.setattr(training.monitors, "HackMonitor", lambda *a, **k: type("H", (real,), {
+        "observe": lambda self, r: "gold probe accuracy fell (test)" if r["step"] == 4 else None})(*a, **k))
+    seen: dict[int, dict] = {}  # the policy's weights after each step, as the loop offers them
+    offer = training.monitors.BestProbePolicy.offer
+
+    def spy(self, step, accuracy, model):
+        seen[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        return offer(self, step, accuracy, model)
+
+    monkeypatch.setattr(training.monitors.BestProbePolicy, "offer", spy)
+    out = tmp_path / "run"
+    config = RLConfig(model=str(tiny_dir), output_dir=out, reward="length:target=2,coef=1", rollback_on_alarm=True,
+                      **{**BASE, "steps": 6})
+    assert config.stop_on_alarm  # implied
+    summary = train(config)
+    assert summary["stopped_by_alarm"] == {"step": 4, "reason": "gold probe accuracy fell (test)",
+                                           "rolled_back_to": {"step": 2, "probe_accuracy": 0.75}}
+    saved = load_file(str(out / "policy" / "model.safetensors"))
+    differs = lambda a, b: any(not torch.equal(a[k], b[k]) for k in a if k in b)  # noqa: E731
+    assert not differs(saved, seen[2]) and differs(saved, seen[4])  # the step-2 weights, not the alarm's
+
+
 def test_a_damaged_prompt_record_is_an_error_not_unknown(tmp_path):
     from reward_models.prompt_record import PROMPTS_FILE, recorded_prompts
 
