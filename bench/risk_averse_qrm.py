@@ -2,6 +2,8 @@
 
     python bench/risk_averse_qrm.py --seeds 0,1,2                  # about 12 minutes per seed on 2 cores
     python bench/risk_averse_qrm.py --seeds 0,1,2 --parallel 2 --out-dir runs/bench-risk
+    python bench/risk_averse_qrm.py --init-from-bt runs/bench-learned-bt --rank-coef 0 --rm-steps 500 --rm-lr 5e-4 \
+        --data-from runs/bench-risk --out-dir runs/bench-risk-bt    # QRM from a BT RM that reads correctness
 
 The task is the default 3-digit sums, rated by `rewards.raters.RaterPanel`: five simulated raters
 who agree on bare answers and disagree on answers followed by a check (`1823 (966+857)`), which
@@ -98,7 +100,8 @@ def rate_policy(policy: Path, n: int = 500) -> dict[str, float]:
             "samples": [f"{r['prompt']}{o}" for r, o in zip(rows[:6], outs[:6])]}
 
 
-def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_steps: int) -> dict:
+def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_steps: int, rm_lr: float = 2e-3,
+             rank_coef: float = 1.0, init_from: Path | None = None, data_from: Path | None = None) -> dict:
     from rewards.raters import rater_rows
 
     folder = out / f"seed-{seed}"
@@ -110,15 +113,20 @@ def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_s
     folder.mkdir(parents=True)
     log = folder / "log.txt"
     start = time.time()
-    sh(["rewardlab", "rm-data", "--model", str(warm), "--max-new-tokens", str(MAX_NEW_TOKENS), "--near-misses", "0",
-        "--gold", "raters:mean", "--n-prompts", "4000", "--eval-prompts", "300", "--seed", str(seed),
-        "--output-dir", str(folder / "data")], log)
-    for split in ("train", "test"):
-        records = [json.loads(x) for x in (folder / "data" / split / "samples.jsonl").read_text().splitlines() if x.strip()]
-        (folder / f"ratings-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rater_rows(records)))
-    sh(["rewardlab", "train-rm", "--kind", "qrm", "--backbone", str(warm), "--data", str(folder / "ratings-train.jsonl"),
-        "--eval-data", str(folder / "ratings-test.jsonl"), "--score-columns", "rating",
-        "--steps", str(rm_steps), "--batch-size", "256", "--lr", "2e-3", "--warmup-steps", "100", "--eval-every", str(rm_steps),
+    if data_from is not None:  # the ratings of an earlier run of this bench (same warm start, same seed)
+        for split in ("train", "test"):
+            (folder / f"ratings-{split}.jsonl").write_text((data_from / f"seed-{seed}" / f"ratings-{split}.jsonl").read_text())
+    else:
+        sh(["rewardlab", "rm-data", "--model", str(warm), "--max-new-tokens", str(MAX_NEW_TOKENS), "--near-misses", "0",
+            "--gold", "raters:mean", "--n-prompts", "4000", "--eval-prompts", "300", "--seed", str(seed),
+            "--output-dir", str(folder / "data")], log)
+        for split in ("train", "test"):
+            records = [json.loads(x) for x in (folder / "data" / split / "samples.jsonl").read_text().splitlines() if x.strip()]
+            (folder / f"ratings-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rater_rows(records)))
+    start_from = ["--init-from", str(init_from / f"seed-{seed}" / "rm" / "final")] if init_from else ["--backbone", str(warm)]
+    sh(["rewardlab", "train-rm", "--kind", "qrm", *start_from, "--data", str(folder / "ratings-train.jsonl"),
+        "--eval-data", str(folder / "ratings-test.jsonl"), "--score-columns", "rating", "--rank-coef", str(rank_coef),
+        "--steps", str(rm_steps), "--batch-size", "256", "--lr", str(rm_lr), "--warmup-steps", "100", "--eval-every", str(rm_steps),
         "--save-every", str(rm_steps), "--cpu-threads", str(threads), "--seed", str(seed), "--output", str(folder / "rm")], log)
     result: dict = {"seed": seed}
     for name, utility in UTILITIES.items():
@@ -144,17 +152,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm-steps", type=int, default=300)
     parser.add_argument("--rm-steps", type=int, default=1500)
     parser.add_argument("--rl-steps", type=int, default=200)
+    parser.add_argument("--rm-lr", type=float, default=2e-3)
+    parser.add_argument("--rank-coef", type=float, default=1.0, help="train-rm's ranking term between responses of one prompt (0: off)")
+    parser.add_argument("--init-from-bt", type=Path, default=None,
+                        help="start each seed's QRM from the BT RM of bench/learned_rewards.py --recipe bt's run (DIR/seed-S/rm/final), "
+                             "trained on the correctness of the default policy's answers, instead of from the warm start")
+    parser.add_argument("--data-from", type=Path, default=None,
+                        help="reuse the warm start and the ratings of an earlier run of this bench (its --out-dir)")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "runs" / "bench-risk")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out = args.out_dir.resolve()
     out.mkdir(parents=True, exist_ok=True)
     load_before, start = os.getloadavg(), time.time()
+    if args.data_from is not None and not (out / "warm").exists():
+        import shutil
+
+        shutil.copytree(args.data_from.resolve() / "warm", out / "warm")  # the same bits as that run's warm start
     warm = warm_start(out, args.warm_steps)
     before = rate_policy(warm)
     threads = max(1, 2 // max(args.parallel, 1))
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
-        results = list(pool.map(lambda s: run_seed(s, warm, out, threads, args.rm_steps, args.rl_steps), seeds))
+        results = list(pool.map(lambda s: run_seed(s, warm, out, threads, args.rm_steps, args.rl_steps, args.rm_lr, args.rank_coef,
+                                                    args.init_from_bt, args.data_from), seeds))
     print(f"risk-averse QRM, raters who disagree; seeds {seeds}; {time.time() - start:.0f} s; load before "
           f"{load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}")
     keys = ("floor_share", "gold_accuracy", "mean_rating", "check_share")
