@@ -181,7 +181,12 @@ def cpu_seconds(proc: subprocess.Popen) -> tuple[float, float]:
     import psutil
 
     server = psutil.Process(proc.pid)
-    total = sum(sum(p.cpu_times()[:2]) for p in [server, *server.children(recursive=True)] if p.is_running())
+    total = 0.0
+    for p in [server, *server.children(recursive=True)]:
+        try:
+            total += sum(p.cpu_times()[:2])
+        except psutil.NoSuchProcess:  # a worker replaced meanwhile: its time is lost, not the bench
+            pass
     return total, time.process_time()
 
 
