@@ -173,7 +173,7 @@ def arithmetic_latex_items(n: int, seed: int) -> list[tuple[str, str, str]]:
     return items[:n]
 
 
-MIXES = {"verifiers": lambda n, seed: load_items(n, seed), "arithmetic-latex": arithmetic_latex_items}
+MIXES = {"verifiers": load_items, "arithmetic-latex": arithmetic_latex_items}
 
 
 def cpu_seconds(proc: subprocess.Popen) -> tuple[float, float]:
@@ -185,8 +185,8 @@ def cpu_seconds(proc: subprocess.Popen) -> tuple[float, float]:
     for p in [server, *server.children(recursive=True)]:
         try:
             total += sum(p.cpu_times()[:2])
-        except psutil.NoSuchProcess:  # a worker replaced meanwhile: its time is lost, not the bench
-            pass
+        except psutil.NoSuchProcess:  # a worker replaced meanwhile: its time is lost, and the bench says so
+            print(f"bench: a server process ({p.pid}) exited while its CPU time was read; the CPU figures are low", file=sys.stderr)
     return total, time.process_time()
 
 

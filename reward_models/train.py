@@ -180,10 +180,10 @@ def fit_ood_detector(rm: LoadedRewardModel, rows: list[dict], directory: Path, s
     RL reports the share of its samples that fall outside the RM's training distribution. It costs
     one forward pass per response: 4,000 responses took 19 s of a 44 s MiniLM run, 1,000 take 5 s,
     and a Ledoit-Wolf covariance of 700 embeddings is stable (calibrated on the other 300)."""
-    from reward_models.ood import OODMonitor
+    from reward_models.ood import OODMonitor, rows_to_texts
     from reward_models.scoring import OOD_FILE
 
-    per_row = 2 if rows and "chosen" in rows[0] else 1
+    per_row = max(1, len(rows_to_texts(rows[:1])[1]))  # responses per row, as the detector reads them
     picked = random.Random(seed).sample(rows, min(max(n // per_row, 2), len(rows)))
     return OODMonitor.fit(rm, picked, seed=seed).save(directory / OOD_FILE)
 

@@ -124,16 +124,18 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
 
 def _roll_back(run: Run, best: BestProbePolicy, bar: Any) -> dict[str, Any] | None:
     """--rollback-on-alarm: the policy of the best gold probe replaces the current one."""
-    kept = best.restore(run.accelerator.unwrap_model(run.model))
-    if kept is None and run.accelerator.is_main_process:
-        bar.write("rl: --rollback-on-alarm: no gold probe has run (the data has no gold answers, or --probe-size 0), "
-                  "so the policy of the alarm's step is kept")
-    if kept is not None:
+    model = run.accelerator.unwrap_model(run.model)
+    kept = best.restore(model)
+    if kept is None:
+        text = ("rl: --rollback-on-alarm: no gold probe has run (the data has no gold answers, or --probe-size 0), "
+                "so the policy of the alarm's step is kept")
+    else:
         if run.vllm is not None:
-            run.vllm.sync_weights(run.accelerator.unwrap_model(run.model))
-        if run.accelerator.is_main_process:
-            bar.write(f"rl: rolled back to the policy of step {kept['step']} (gold probe {kept['probe_accuracy']:.1%}); "
-                      "the optimizer state stays that of the alarm's step")
+            run.vllm.sync_weights(model)
+        text = (f"rl: rolled back to the policy of step {kept['step']} (gold probe {kept['probe_accuracy']:.1%}); "
+                "the optimizer state stays that of the alarm's step")
+    if run.accelerator.is_main_process:
+        bar.write(text)
     return kept
 
 
