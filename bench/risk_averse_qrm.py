@@ -4,6 +4,8 @@
     python bench/risk_averse_qrm.py --seeds 0,1,2 --parallel 2 --out-dir runs/bench-risk
     python bench/risk_averse_qrm.py --init-from-bt runs/bench-learned-bt --rank-coef 0 --rm-steps 500 --rm-lr 5e-4 \
         --data-from runs/bench-risk --out-dir runs/bench-risk-bt    # QRM from a BT RM that reads correctness
+    python bench/risk_averse_qrm.py --data-from runs/bench-risk-bt --qrm-from runs/bench-risk-bt --beside raters:correct \
+        --out-dir runs/bench-risk-beside                              # those QRMs beside a rule check of the number
 
 The task is the default 3-digit sums, rated by `rewards.raters.RaterPanel`: five simulated raters
 who agree on bare answers and disagree on answers followed by a check (`1823 (966+857)`), which
@@ -101,7 +103,8 @@ def rate_policy(policy: Path, n: int = 500) -> dict[str, float]:
 
 
 def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_steps: int, rm_lr: float = 2e-3,
-             rank_coef: float = 1.0, init_from: Path | None = None, data_from: Path | None = None) -> dict:
+             rank_coef: float = 1.0, init_from: Path | None = None, data_from: Path | None = None,
+             qrm_from: Path | None = None, beside: str | None = None) -> dict:
     from rewards.raters import rater_rows
 
     folder = out / f"seed-{seed}"
@@ -123,14 +126,21 @@ def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_s
         for split in ("train", "test"):
             records = [json.loads(x) for x in (folder / "data" / split / "samples.jsonl").read_text().splitlines() if x.strip()]
             (folder / f"ratings-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rater_rows(records)))
+    qrm = folder / "rm" / "final"
+    if qrm_from is not None:  # an earlier run's QRM of this seed, trained on the same ratings
+        qrm = (qrm_from / f"seed-{seed}" / "rm" / "final").resolve()
+        if not qrm.exists():
+            raise SystemExit(f"--qrm-from: no QRM at {qrm}; give the --out-dir of a finished run of this bench")
     start_from = ["--init-from", str(init_from / f"seed-{seed}" / "rm" / "final")] if init_from else ["--backbone", str(warm)]
-    sh(["rewardlab", "train-rm", "--kind", "qrm", *start_from, "--data", str(folder / "ratings-train.jsonl"),
+    if qrm_from is None:
+        sh(["rewardlab", "train-rm", "--kind", "qrm", *start_from, "--data", str(folder / "ratings-train.jsonl"),
         "--eval-data", str(folder / "ratings-test.jsonl"), "--score-columns", "rating", "--rank-coef", str(rank_coef),
         "--steps", str(rm_steps), "--batch-size", "256", "--lr", str(rm_lr), "--warmup-steps", "100", "--eval-every", str(rm_steps),
-        "--save-every", str(rm_steps), "--cpu-threads", str(threads), "--seed", str(seed), "--output", str(folder / "rm")], log)
+            "--save-every", str(rm_steps), "--cpu-threads", str(threads), "--seed", str(seed), "--output", str(folder / "rm")], log)
     result: dict = {"seed": seed}
     for name, utility in UTILITIES.items():
-        sh(["rewardlab", "rl", "--model", str(warm), "--reward", f"qrm:{folder / 'rm' / 'final'}:{utility}",
+        reward = f"qrm:{qrm}:{utility}" + (f"+{beside}" if beside else "")
+        sh(["rewardlab", "rl", "--model", str(warm), "--reward", reward,
             "--accuracy-reward", "raters:correct", "--max-new-tokens", str(MAX_NEW_TOKENS), "--steps", str(rl_steps),
             "--seed", str(seed), "--output-dir", str(folder / f"rl-{name}")], log)
         result[name] = rate_policy(folder / f"rl-{name}" / "policy")
@@ -159,8 +169,15 @@ def main(argv: list[str] | None = None) -> int:
                              "trained on the correctness of the default policy's answers, instead of from the warm start")
     parser.add_argument("--data-from", type=Path, default=None,
                         help="reuse the warm start and the ratings of an earlier run of this bench (its --out-dir)")
+    parser.add_argument("--qrm-from", type=Path, default=None,
+                        help="reuse the QRMs of an earlier run of this bench (its --out-dir; with --data-from the same run) instead of training them")
+    parser.add_argument("--beside", default=None, metavar="REWARD",
+                        help="a reward term added to the QRM's utility in RL, e.g. 'raters:correct' (a rule check of the stated number): "
+                             "correctness from a verifier, the raters' taste from the QRM")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "runs" / "bench-risk")
     args = parser.parse_args(argv)
+    if args.qrm_from is not None and args.data_from is None:
+        parser.error("--qrm-from needs --data-from (the QRMs' ratings and warm start); usually the same folder")
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out = args.out_dir.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -174,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     threads = max(1, 2 // max(args.parallel, 1))
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
         results = list(pool.map(lambda s: run_seed(s, warm, out, threads, args.rm_steps, args.rl_steps, args.rm_lr, args.rank_coef,
-                                                    args.init_from_bt, args.data_from), seeds))
+                                                    args.init_from_bt, args.data_from, args.qrm_from, args.beside), seeds))
     print(f"risk-averse QRM, raters who disagree; seeds {seeds}; {time.time() - start:.0f} s; load before "
           f"{load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}")
     keys = ("floor_share", "gold_accuracy", "mean_rating", "check_share")

@@ -76,8 +76,8 @@ def discounted_returns(rewards: torch.Tensor, mask: torch.Tensor, gamma: float =
     """rewards, mask [N, T] -> returns [N, T], G_t = sum_{k>=t} gamma^(k-t) r_k over masked tokens."""
     out = torch.zeros_like(rewards)
     running = torch.zeros(rewards.shape[0], dtype=rewards.dtype, device=rewards.device)
-    for t in reversed(range(rewards.shape[1])):
-        running = rewards[:, t] * mask[:, t] + gamma * running * mask[:, t]
+    for t in reversed(range(rewards.shape[1])):  # a masked token (an environment's, in a multi-turn episode) passes the return on
+        running = torch.where(mask[:, t] > 0, rewards[:, t] + gamma * running, running)
         out[:, t] = running
     return out * mask
 
@@ -138,11 +138,13 @@ def gae(rewards, mask, group_size, values=None, gamma: float = 1.0, lam: float =
     values = values * mask
     adv = torch.zeros_like(rewards)
     last = torch.zeros(rewards.shape[0], dtype=rewards.dtype, device=rewards.device)
+    next_v = torch.zeros_like(last)  # the value of the next unmasked token (masked ones - padding, an environment's - are skipped)
     for t in reversed(range(rewards.shape[1])):
-        next_v = values[:, t + 1] if t + 1 < rewards.shape[1] else torch.zeros_like(last)
+        on = mask[:, t] > 0
         delta = rewards[:, t] + gamma * next_v - values[:, t]
-        last = (delta + gamma * lam * last) * mask[:, t]
-        adv[:, t] = last
+        last = torch.where(on, delta + gamma * lam * last, last)
+        next_v = torch.where(on, values[:, t], next_v)
+        adv[:, t] = last * mask[:, t]
     return adv
 
 

@@ -20,6 +20,7 @@ from rewards.base import RAW_PROMPT_COLUMN
 from training.advantages import ESTIMATORS, negligible_spread
 from training.config import RLConfig
 from training.curriculum import group_variance_score
+from training.episodes import episode_scores, final_answers, sample_episodes
 from training.pipeline import BackgroundScorer, Round, ScoredRound, concat_behaviour, select_rows, wait_for
 from training.rollout import Rollout, render_prompt, sample
 from training.run_state import Run
@@ -59,7 +60,10 @@ def generate_rollouts(run: Run, rows: list[dict]) -> tuple[list[str], Rollout]:
     """G completions for each prompt of `rows`: (prompt texts, rollout)."""
     c, G = run.config, run.config.group_size
     prompts = [render_prompt(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
-    if run.vllm is not None:
+    if c.env:  # multi-turn episodes with the environment (training/episodes.py)
+        rollout = sample_episodes(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, rows, run.reward_fn.factory, G,
+                                  c.max_turns, c.max_new_tokens, c.temperature, c.top_p, c.top_k)
+    elif run.vllm is not None:
         rollout = run.vllm.sample(prompts, G, c.max_new_tokens, c.temperature, c.top_p, c.top_k, c.stop, run.accelerator.device)
     else:
         rollout = sample(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, G, c.max_new_tokens,
@@ -72,12 +76,15 @@ def score_rollouts(run: Run, rows: list[dict], prompts: list[str], rollout: Roll
     reward where the data has gold answers: (scores, gold per completion or None, metrics)."""
     G = run.config.group_size
     rep_prompts = [p for p in prompts for _ in range(G)]
-    scores = score(run.reward_fn, rep_prompts, rollout.texts, rollout_columns(rows, G), group_size=G)
+    if rollout.episodes is not None:  # the environment scored its episodes; the gold reward reads final answers only
+        scores, answers = episode_scores(rollout.episodes), final_answers(rollout.episodes)
+    else:
+        scores, answers = score(run.reward_fn, rep_prompts, rollout.texts, rollout_columns(rows, G), group_size=G), rollout.texts
     metrics, gold = dict(scores.metrics), None
     if run.same_accuracy:
         gold = scores.totals
     elif run.accuracy_fn is not None:
-        gold = score(run.accuracy_fn, rep_prompts, rollout.texts, rollout_columns(rows, G), group_size=G).totals
+        gold = score(run.accuracy_fn, rep_prompts, answers, rollout_columns(rows, G), group_size=G).totals
     if gold is not None:
         metrics["accuracy"] = sum(t is not None and t >= 1 for t in gold) / len(gold)
     return scores, gold, metrics
@@ -206,6 +213,7 @@ def _concat(rollouts: list[Rollout], pad_id: int) -> Rollout:
     def right(x, w, v):
         return torch.nn.functional.pad(x, (0, w - x.shape[1]), value=v)
 
+    multi_turn = rollouts[0].action_mask is not None
     return Rollout(
         torch.cat([left(r.prompt_ids, p, pad_id) for r in rollouts]),
         torch.cat([left(r.prompt_mask, p, 0) for r in rollouts]),
@@ -213,13 +221,16 @@ def _concat(rollouts: list[Rollout], pad_id: int) -> Rollout:
         torch.cat([right(r.completion_mask, c, 0) for r in rollouts]),
         torch.cat([r.truncated for r in rollouts]),
         [t for r in rollouts for t in r.texts],
+        torch.cat([right(r.action_mask, c, 0) for r in rollouts]) if multi_turn else None,
+        [e for r in rollouts for e in r.episodes] if multi_turn else None,
     )
 
 
 def _select(r: Rollout, keep: torch.Tensor) -> Rollout:
     idx = keep.nonzero().flatten().tolist()
     return Rollout(r.prompt_ids[idx], r.prompt_mask[idx], r.completion_ids[idx], r.completion_mask[idx],
-                   r.truncated[idx], [r.texts[i] for i in idx])
+                   r.truncated[idx], [r.texts[i] for i in idx], r.action_mask[idx] if r.action_mask is not None else None,
+                   [r.episodes[i] for i in idx] if r.episodes is not None else None)
 
 
 def _subset(scores: Scores, idx: list[int]) -> Scores:

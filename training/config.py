@@ -36,7 +36,9 @@ class RLConfig:
     eval_data: str | None = opt(None, "held-out prompts for accuracy (file or hub name); default: the task's fixed test split, or none for files")
     prompt_column: str = opt("prompt", "column of --data / --eval-data holding the prompt (a string or chat messages); with the default, a GSM8K `question` or MATH `problem` column is used when there is no `prompt`")
     answer_column: str = opt("answer", "column holding the gold answer, given to the rewards as `answer`")
-    reward: str = opt("verifier:math", "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function")
+    reward: str | None = opt(None, "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function. Default: verifier:math; with --env, `env` (the environment's own reward, the only one it takes)")
+    env: str | None = opt(None, "multi-turn episodes with an environment that owns the reward (rewards/environments.py): calculator[:cost=C,max_calls=K], or module:attribute for your own; the policy's turns end at EOS or at the environment's stop strings, its observations are masked out of the loss")
+    max_turns: int = opt(4, "--env: policy turns per episode at most (each up to --max-new-tokens)")
     accuracy_reward: str | None = opt("verifier:math", "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip")
     output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
     # sampling
@@ -116,6 +118,15 @@ class RLConfig:
     cpu_threads: int = opt(1, "torch CPU threads when running on CPU (0: 1 on a machine with <= 2 cores, else half of them; more than the free cores prints a warning). Tiny models gain nothing from more, and on a busy machine extra threads made steps 20x slower (measured)")
 
     def __post_init__(self) -> None:
+        if self.reward is None:
+            object.__setattr__(self, "reward", "env" if self.env else "verifier:math")
+        if self.env and self.reward != "env":
+            raise ValueError(f"--env {self.env}: the reward is the environment's own (set its options in the spec, e.g. "
+                             f"calculator:cost=0.05); leave --reward unset or pass --reward env, got {self.reward!r}")
+        if self.reward == "env" and not self.env:
+            raise ValueError("--reward env is the reward of an environment; pass --env SPEC (e.g. --env calculator)")
+        if self.env and self.backend == "vllm":
+            raise ValueError("--env rolls episodes out with the hf backend only (the vLLM sampler does not take turns yet); use --backend hf")
         if self.kl_coef is None:  # resolved here, so config.json records the value used
             from rewards.spec import is_learned
 
@@ -147,7 +158,7 @@ class RLConfig:
             raise ValueError(f"--ref-model {self.ref_model!r} does not exist; pass a model folder or a hub name")
         if self.dynamic_sampling and self.group_size < 2:
             raise ValueError("--dynamic-sampling needs --group-size >= 2 (it drops groups whose rewards are all equal)")
-        positive = ("steps", "prompts_per_step", "group_size", "max_new_tokens", "num_iterations", "micro_batch_size",
+        positive = ("steps", "prompts_per_step", "group_size", "max_new_tokens", "max_turns", "num_iterations", "micro_batch_size",
                     "max_bad_steps", "max_sampling_rounds", "eval_size", "keep_checkpoints", "lr")
         for name in positive:
             if getattr(self, name) <= 0:

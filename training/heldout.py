@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from training.collect import rollout_columns
+from training.episodes import final_answers, sample_episodes
 from training.rollout import generate, render_prompt
 from training.run_state import Run
 from training.reward_calls import score
@@ -18,10 +19,18 @@ def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
         return {}
     c = run.config
     prompts = [render_prompt(run.tokenizer, r["prompt"], c.chat_template) for r in rows]
-    outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
-                                   max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]
+    extra: dict[str, float] = {}
+    if c.env:  # greedy episodes with the environment; the accuracy reward reads the final answers
+        episodes = sample_episodes(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, rows, run.reward_fn.factory, 1,
+                                   c.max_turns, c.max_new_tokens, temperature=0).episodes
+        outs = final_answers(episodes)
+        extra = {"tool_use_rate": sum(e.tool_calls > 0 for e in episodes) / len(rows),
+                 "tool_calls_mean": sum(e.tool_calls for e in episodes) / len(rows)}
+    else:
+        outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
+                                       max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]
     s = score(run.accuracy_fn, prompts, outs, rollout_columns(rows, 1))
-    out = {"accuracy": sum(t is not None and t >= 1.0 for t in s.totals) / len(rows)}
+    out = {"accuracy": sum(t is not None and t >= 1.0 for t in s.totals) / len(rows), **extra}
     if all(is_numeric_answer(r.get("answer", "")) for r in rows):
         out["badly_wrong"] = sum(closeness(o, r["answer"]) == 0.0 for o, r in zip(outs, rows)) / len(rows)
     return out

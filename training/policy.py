@@ -63,6 +63,19 @@ def tiny_policy(spec: TinyModelSpec = TinyModelSpec(), seed: int = 0) -> tuple[A
     return model, tok
 
 
+def widen_vocabulary(model: Any, tokenizer: Any, chars: str) -> tuple[Any, Any]:
+    """A character-level policy that can also write `chars` (e.g. `tokenizer.TOOL_CHARS`, for tool
+    calls): the tokenizer gets the new characters after its own (every old id stays), and the
+    embedding matrix new rows (transformers' resize, initialised at the mean of the old ones), so
+    what the policy wrote before it still writes. Returns (model, tokenizer)."""
+    old = tokenizer.get_vocab()
+    new_tok = char_tokenizer("".join(dict.fromkeys(tokenizer.convert_ids_to_tokens(sorted(old.values()))[3:] + list(chars))))
+    if any(new_tok.convert_tokens_to_ids(t) != i for t, i in old.items()):
+        raise ValueError("widen_vocabulary: the tokenizer is not one of char_tokenizer's (its ids would move)")
+    model.resize_token_embeddings(len(new_tok))
+    return model, new_tok
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("REWARDLAB_CACHE") or Path.home() / ".cache" / "rewardlab")
 

@@ -34,6 +34,10 @@ class Rollout:
     completion_mask: torch.Tensor  # [N, C] 1 on completion tokens up to and including EOS / stop
     truncated: torch.Tensor  # [N] bool: hit max_new_tokens with no EOS / stop string
     texts: list[str]  # completion text, cut before a stop string, no special tokens
+    # multi-turn episodes (training/episodes.py): 1 on the policy's tokens, 0 on the environment's
+    # (tool results, feedback), which the completion holds but the loss never sees; None: all policy
+    action_mask: torch.Tensor | None = None
+    episodes: list[Any] | None = None  # one `training.episodes.Episode` per row (None: single-turn)
 
     @property
     def input_ids(self) -> torch.Tensor:  # [N, P + C]

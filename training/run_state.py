@@ -18,6 +18,7 @@ from training.advantages import ESTIMATORS
 from training.config import LEARNED_KL, RLConfig
 from training.curriculum import VarianceCurriculum
 from training.data import PromptStream, check_columns, load_prompt_rows, parse_task
+from training.episodes import EnvironmentReward
 from training.reward_calls import required_columns
 
 
@@ -31,11 +32,13 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     from rewardlab.runs import check_run_dir
 
     check_run_dir(config.output_dir, config.resume, config.overwrite)
-    reward_fn = build_reward(config.reward)
+    reward_fn = EnvironmentReward.build(config.env) if config.env else build_reward(config.reward)
     acc_spec = config.accuracy_reward if (config.accuracy_reward or "none").lower() != "none" else None
     columns = {"prompt_column": config.prompt_column, "answer_column": config.answer_column}
     rows = load_prompt_rows(config.data, split="train", seed=config.seed, pool="rl", **columns)
     check_columns(rows, sorted(required_columns(reward_fn)), config.data)
+    if config.env:
+        reward_fn.check(rows[0], config.data)
     check_policy_vocabulary(config.model, rows)
     held_out: list[dict] = []  # the first eval_size rows are the evaluation set, the next probe_size the gold probe
     if parse_task(config.data) is not None and config.eval_data is None:

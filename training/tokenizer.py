@@ -18,6 +18,9 @@ from transformers import PreTrainedTokenizerFast
 
 # Arithmetic prompts and answers need only these; anything else maps to <unk>.
 DEFAULT_CHARS = "0123456789+-*=() \n"
+# ... and a policy that calls tools writes tags (`<calc>734+289</calc>`) and reads results and
+# errors (`<result>error: division by zero</result>`): the default characters first, so their ids stay.
+TOOL_CHARS = DEFAULT_CHARS + "<>/:.,abcdefghijklmnopqrstuvwxyz"
 SPECIAL_TOKENS = ("<pad>", "<eos>", "<unk>")
 
 

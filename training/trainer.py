@@ -177,8 +177,11 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     before = heldout_eval(run, eval_rows)
     summary = {"accuracy_before": before.get("accuracy"), "badly_wrong_before": before.get("badly_wrong"),
                "policy": str(run.config.model or "default"), "reward": run.config.reward}
+    if "tool_use_rate" in before:  # --env: how often the greedy episodes call a tool
+        summary["tool_use_before"] = before["tool_use_rate"]
     if summary["accuracy_before"] is not None:
-        accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts)")
+        tools = f", tool calls in {before['tool_use_rate']:.1%} of answers" if "tool_use_rate" in before else ""
+        accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts{tools})")
     return 0, summary
 
 
@@ -187,6 +190,8 @@ def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start:
     c, accelerator = run.config, run.accelerator
     after = heldout_eval(run, eval_rows)
     summary["accuracy_after"], summary["badly_wrong_after"] = after.get("accuracy"), after.get("badly_wrong")
+    if "tool_use_rate" in after:
+        summary["tool_use_after"] = after["tool_use_rate"]
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
     summary["bad_steps_total"] = run.counters["bad_steps_total"]
@@ -220,10 +225,12 @@ def step_record(run: Run, step: int, batch: Batch, adv: Advantages, stats: dict[
     return {
         "step": step,
         "reward/mean": seq_r.mean().item(), "reward/std": seq_r.std().item() if len(seq_r) > 1 else 0.0,
-        **{f"reward/{k}": v for k, v in batch.metrics.items() if isinstance(v, (int, float)) and k != "accuracy"},
+        **{(k if k.startswith("episodes/") else f"reward/{k}"): v for k, v in batch.metrics.items()
+           if isinstance(v, (int, float)) and k != "accuracy"},
         **({"accuracy": batch.metrics["accuracy"]} if "accuracy" in batch.metrics else {}),
         **stats,
         "length/mean": lengths.mean().item(), "length/max": lengths.max().item(),
+        **({"length/policy_mean": rollout.action_mask.sum(-1).float().mean().item()} if rollout.action_mask is not None else {}),
         "truncated_frac": rollout.truncated.float().mean().item(),
         "zero_variance_frac": batch.zero_variance_groups / max(batch.drawn, 1),
         "prompts_drawn": batch.drawn, "completions_trained": len(rollout.texts),

@@ -50,6 +50,8 @@ def compute_advantages(run: Run, batch: Batch) -> Advantages:
     rewards_t, loss_mask = token_rewards(batch.scores, rollout.completion_mask.cpu(), rollout.completion_ids.cpu(), run.tokenizer, G)
     if estimator.grouped and G > 1:  # groups with a negligible spread carry no signal: equal totals, zero advantage
         rewards_t = flatten_negligible_groups(rewards_t, rollout.completion_mask.cpu(), G, c.zero_variance_tol)
+    if rollout.action_mask is not None:  # multi-turn: the environment's tokens (tool results) are not the policy's actions
+        loss_mask = loss_mask * rollout.action_mask.cpu()
     if c.mask_truncated:
         loss_mask = loss_mask * (~rollout.truncated.cpu()).long()[:, None]
     rewards_t, loss_mask = rewards_t.to(device), loss_mask.to(device)

@@ -1,0 +1,238 @@
+"""Environments: multi-turn episodes that own their reward (tool use, feedback and a second try).
+
+A reward scores one completion; an environment talks with the policy. One episode:
+
+    env = factory()                       # a fresh environment per episode (TRL's environment_factory)
+    opening = env.reset(row)              # the dataset row (prompt, answer, ...); an optional first observation
+    turn = env.step(message)              # the policy's message -> Turn(observation, reward, done, ...)
+    ...                                   # until turn.done or the trainer's turn limit
+    env.reward()                          # the final reward of the episode (float, or None: not applicable)
+
+`step` and `reward` may be coroutines (async environments); `run_step` / `final_reward` resolve
+them. A policy turn ends at EOS or at one of `env.stop` (e.g. `</calc>`): the trainer then calls
+`step`, appends the observation as environment tokens (never trained on), and lets the policy go
+on. `Turn.reward` is an optional per-turn reward, put on the turn's last token. The reward must be
+computed from what the policy wrote and the row, never from text an observation put in the
+transcript (a policy that copies a tool's output is judged on its own final message only).
+
+Built in (`build_env(spec)` -> factory; `ENVIRONMENTS` lists them):
+
+- `calculator[:cost=C,max_calls=K,column=answer]`: the policy may write `<calc>734+289</calc>` and
+  receives `<result>1023</result>`; a message without a call is its final answer, scored by the
+  math verifier against the row's `answer` column, minus C per call made (default 0).
+
+>>> env = build_env("calculator")()
+>>> env.reset({"prompt": "734+289=", "answer": "1023"})
+>>> env.step("<calc>734+289</calc>")
+Turn(observation='<result>1023</result>', reward=None, done=False, tool_call=True, tool_error=False)
+>>> env.step("1023").done, env.reward()
+(True, 1.0)
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, Protocol, runtime_checkable
+
+from rewards.base import suggestion
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What an environment answers to one policy message."""
+
+    observation: str | None = None  # appended as environment tokens (None or "" when nothing is)
+    reward: float | None = None  # this turn's own reward (optional; on the turn's last token)
+    done: bool = False  # the episode is over (the final reward is `env.reward()`)
+    tool_call: bool = False  # the message called a tool
+    tool_error: bool = False  # ... and the call failed (bad arguments, too many calls)
+
+
+@runtime_checkable
+class Environment(Protocol):
+    stop: tuple[str, ...]  # strings that end a policy turn besides EOS (a tool call's closing tag)
+
+    def reset(self, row: dict[str, Any]) -> str | None: ...
+
+    def step(self, message: str) -> Turn: ...
+
+    def reward(self) -> float | None: ...
+
+
+def resolve(value: Any) -> Any:
+    """The value of a sync or async environment method's result."""
+    if inspect.isawaitable(value):
+        return asyncio.run(_await(value))
+    return value
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+def run_step(env: Any, message: str) -> Turn:
+    """`env.step(message)`, checked: a Turn (or an observation string, or an (observation, reward,
+    done) tuple as gym-style environments return)."""
+    out = resolve(env.step(message))
+    if isinstance(out, Turn):
+        return out
+    if out is None or isinstance(out, str):
+        return Turn(observation=out or None, done=out is None)
+    if isinstance(out, tuple) and len(out) in (3, 4):
+        obs, reward, done = out[:3]
+        return Turn(observation=obs or None, reward=None if reward is None else float(reward), done=bool(done))
+    raise TypeError(f"{type(env).__name__}.step returned {type(out).__name__}; return a rewards.environments.Turn "
+                    "(or an observation string, or (observation, reward, done))")
+
+
+def final_reward(env: Any) -> float | None:
+    value = resolve(env.reward())
+    if value is None:
+        return None
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{type(env).__name__}.reward() returned {value!r}; return a float or None") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"{type(env).__name__}.reward() returned {value}; a reward must be finite")
+    return value
+
+
+# ---------------------------------------------------------------- the calculator tool
+MAX_EXPRESSION = 80  # characters inside <calc>...</calc>
+_CALL = re.compile(r"<calc>(.*?)</calc>\s*$", re.S)
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
+
+
+def calculate(expression: str) -> str:
+    """The value of an arithmetic expression (integers and decimals, + - * / and brackets), exact:
+    an integer, or a reduced fraction `a/b`. Raises ValueError on anything else.
+
+    >>> calculate("734+289"), calculate("(12-20)*3"), calculate("7/2"), calculate("0.1+0.2")
+    ('1023', '-24', '7/2', '3/10')
+    >>> calculate("__import__('os')")
+    Traceback (most recent call last):
+    ...
+    ValueError: only numbers, + - * / and brackets are allowed
+    """
+    if len(expression) > MAX_EXPRESSION:
+        raise ValueError(f"the expression is longer than {MAX_EXPRESSION} characters")
+    if not re.fullmatch(r"[\d\s.+\-*/()]+", expression):
+        raise ValueError("only numbers, + - * / and brackets are allowed")
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ValueError("not an arithmetic expression") from None
+    value = _evaluate(tree.body)
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _evaluate(node: ast.AST) -> Fraction:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return Fraction(str(node.value))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _evaluate(node.operand)
+        return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Div) and right == 0:
+            raise ValueError("division by zero")
+        return _OPS[type(node.op)](left, right)
+    raise ValueError("only numbers, + - * / and brackets are allowed")
+
+
+@dataclass
+class CalculatorEnv:
+    """A calculator tool for the arithmetic tasks (module docstring). The final answer is the first
+    message without a tool call, scored by `verifier:math` against `column`; each call costs `cost`.
+    Calls past `max_calls` are answered with an error and end nothing (the trainer's turn limit does)."""
+
+    cost: float = 0.0
+    max_calls: int = 4
+    column: str = "answer"
+    stop: tuple[str, ...] = ("</calc>",)
+    calls: int = field(default=0, init=False)
+    errors: int = field(default=0, init=False)
+    _gold: str | None = field(default=None, init=False, repr=False)
+    _answer: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.cost < 0 or self.max_calls < 0:
+            raise ValueError(f"calculator: cost and max_calls must be >= 0, got cost={self.cost}, max_calls={self.max_calls}")
+
+    def reset(self, row: dict[str, Any]) -> None:
+        if row.get(self.column) is None:
+            raise ValueError(f"calculator: the row has no {self.column!r} column (the gold answer); "
+                             f"its columns: {sorted(row)} (set column=NAME)")
+        self._gold, self._answer, self.calls, self.errors = str(row[self.column]), None, 0, 0
+        return None
+
+    def step(self, message: str) -> Turn:
+        call = _CALL.search(message)
+        if call is None:  # a final answer
+            self._answer = message
+            return Turn(done=True)
+        self.calls += 1
+        if self.calls > self.max_calls:
+            self.errors += 1
+            return Turn(observation="<result>error: too many calls</result>", tool_call=True, tool_error=True)
+        try:
+            result = calculate(call.group(1))
+        except ValueError as exc:
+            self.errors += 1
+            return Turn(observation=f"<result>error: {exc}</result>", tool_call=True, tool_error=True)
+        return Turn(observation=f"<result>{result}</result>", tool_call=True)
+
+    def reward(self) -> float:
+        """1 for a right final answer (0 for a wrong one or none), minus `cost` per call."""
+        right = 0.0
+        if self._answer is not None and self._gold is not None:
+            from verifiers import verify
+
+            right = 1.0 if verify(self._answer, self._gold, kind="math").correct else 0.0
+        return right - self.cost * self.calls
+
+
+# ---------------------------------------------------------------- registry
+ENVIRONMENTS: dict[str, tuple[Callable[..., Any], str]] = {
+    "calculator": (CalculatorEnv, "calculator[:cost=C,max_calls=K,column=answer]"),
+}
+
+
+def build_env(spec: str) -> Callable[[], Any]:
+    """A factory of fresh environments from a spec (`calculator:cost=0.05`), or from
+    `module:attribute` naming a class or a zero-argument factory of your own."""
+    import importlib
+
+    from rewards.spec import _split_args
+
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an environment spec must be a non-empty string, got {spec!r}; built in: {', '.join(ENVIRONMENTS)}")
+    name, *parts = spec.strip().split(":")
+    if name in ENVIRONMENTS:
+        cls, usage = ENVIRONMENTS[name]
+        positional, keyword = _split_args(parts)
+        if positional:
+            raise ValueError(f"environment spec {spec!r}: options are key=value; usage: {usage}")
+        known = {f.name for f in cls.__dataclass_fields__.values() if f.init}
+        unknown = sorted(set(keyword) - known)
+        if unknown:
+            raise ValueError(f"environment spec {spec!r}: unknown option {unknown[0]!r}{suggestion(unknown[0], sorted(known))}; "
+                             f"usage: {usage}")
+        cls(**keyword)  # check the options once, here
+        return lambda: cls(**keyword)
+    if len(parts) == 1 and parts[0].isidentifier():
+        try:
+            target = getattr(importlib.import_module(name), parts[0])
+        except (ImportError, AttributeError) as exc:
+            raise ValueError(f"environment spec {spec!r}: cannot load {parts[0]!r} from {name!r} ({exc})") from None
+        if not callable(target):
+            raise ValueError(f"environment spec {spec!r}: {name}.{parts[0]} is not a class or a factory")
+        return target
+    raise ValueError(f"unknown environment {name!r}{suggestion(name, sorted(ENVIRONMENTS))}; built in: "
+                     f"{', '.join(ENVIRONMENTS)}, or module:attribute for your own")
