@@ -33,6 +33,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-data", default=None, help="held-out file (default: the task's test split, or the last 10%% of --data)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/sft"), help="where the trained model, config and log go")
     parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them) [default: 1: the same weights on any machine]")
+    parser.add_argument("--add-chars", default=None,
+                        help="widen a character-level policy's vocabulary before training: `tools` (what tool calls and results "
+                             "need: <calc>734+289</calc>, <result>1023</result>, error messages) or the characters themselves; "
+                             "every old token keeps its id")
     add_config_args(parser, SFTConfig)
     for old in REMOVED:  # named in a clear error, not argparse's "unrecognized arguments"
         parser.add_argument(old, dest="removed_" + old.strip("-").replace("-", "_"), default=None, help=argparse.SUPPRESS)
@@ -73,6 +77,14 @@ def run(args: argparse.Namespace) -> int:
             cut = max(1, len(rows) // 10)
             rows, eval_rows = rows[:-cut], rows[-cut:]
         model, tokenizer = load_policy(args.model) if args.model else tiny_policy(seed=config.seed)
+        if args.add_chars:
+            import torch
+
+            from training.policy import widen_vocabulary
+            from training.tokenizer import TOOL_CHARS
+
+            torch.manual_seed(config.seed)  # the new embedding rows are drawn at random
+            model, tokenizer = widen_vocabulary(model, tokenizer, TOOL_CHARS if args.add_chars == "tools" else args.add_chars)
     except ValueError as err:
         print(f"rewardlab sft: {err}", file=sys.stderr)
         return 2
