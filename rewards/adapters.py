@@ -6,6 +6,9 @@
   rewards (`async def`) are passed through as they are: TRL awaits them together on its event loop.
   TRL runs blocking rewards one after another; `trl_reward_funcs(reward, concurrent=True)` wraps
   them as async callables (run on threads) so that TRL overlaps them too.
+  `trl_environment("calculator")` gives an environment of `rewards.environments` in TRL's
+  `environment_factory` shape (a class with `reset(**row)` and its tools as public methods) and the
+  reward function that scores the episode's final message with that environment.
 - verl: `as_verl_compute_score(reward)` -> `compute_score(data_source, solution_str, ground_truth,
   extra_info=None, **kw)`, and `as_verl_batch_compute_score` for verl's batch reward manager.
 - OpenRLHF: `as_openrlhf_reward_func(reward)` -> `reward_func(queries, prompts, labels, **kw)`
@@ -169,3 +172,73 @@ def openrlhf_outputs(reward: Any, values: Sequence[Any], metrics: dict[str, Any]
     extra_logs = {prefix + k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
     extra_logs["not_applicable"] = float(sum(none for _, none in pairs))
     return {"rewards": rewards, "scores": rewards, "extra_logs": extra_logs}
+
+
+def trl_environment(env: Any) -> dict[str, Any]:
+    """`{"environment_factory": cls, "reward_funcs": [fn]}` for TRL's `GRPOTrainer`, from an
+    environment spec (`"calculator"`) or factory of `rewards.environments`.
+
+    TRL makes one `cls()` per rollout, calls `reset(**row)` with the dataset row, offers the public
+    methods as tools (their signatures and docstrings are the schemas; here the environment's
+    `tools()`), and runs the tool calls it parses from the model's chat template. `fn(prompts,
+    completions, environments=..., **columns)` then gives each rollout's environment the final
+    assistant message as the answer (`step`) and returns its `reward()`: the environment owns the
+    reward, as in `rewardlab rl --env`, and reads only what the policy wrote.
+
+    >>> args = trl_environment("calculator")
+    >>> env = args["environment_factory"]()
+    >>> env.reset(prompt="734+289=", answer="1023"), env.calculator("734+289")
+    (None, '1023')
+    >>> args["reward_funcs"][0](["734+289="], [[{"role": "assistant", "content": "1023"}]], environments=[env])
+    [1.0]
+    """
+    import functools
+
+    from rewards.environments import build_env, final_reward, resolve, run_step
+
+    factory = build_env(env) if isinstance(env, str) else env
+    probe = factory()
+    tools = list(probe.tools()) if callable(getattr(probe, "tools", None)) else []
+    name = env.split(":")[0] if isinstance(env, str) else type(probe).__name__
+
+    class TRLEnvironment:
+        def __init__(self) -> None:
+            self.env = factory()
+
+        def reset(self, **row: Any) -> str | None:
+            self.env = factory()
+            return resolve(self.env.reset(row))
+
+    TRLEnvironment.__name__ = TRLEnvironment.__qualname__ = f"TRL_{name}"
+    for tool in tools:
+        def call(self, *args: Any, _name: str = tool.__name__, **kwargs: Any) -> Any:
+            return getattr(self.env, _name)(*args, **kwargs)
+
+        # the environment's own signature and docstring (inspect follows __wrapped__): TRL's tool schema
+        setattr(TRLEnvironment, tool.__name__, functools.update_wrapper(call, getattr(type(probe), tool.__name__)))
+
+    def reward(prompts: Sequence[Any], completions: Sequence[Any], environments: Sequence[Any] | None = None, **_: Any) -> list[float | None]:
+        if environments is None or len(environments) != len(completions):
+            raise ValueError(f"env_{name}: TRL passes the rollouts' environments as `environments=`; got "
+                             f"{'none' if environments is None else len(environments)} for {len(completions)} completions "
+                             "(pass environment_factory=... to GRPOTrainer together with this reward)")
+        out = []
+        for holder, completion in zip(environments, completions):
+            inner = getattr(holder, "env", holder)
+            run_step(inner, _final_message(completion))
+            out.append(final_reward(inner))
+        return out
+
+    reward.__name__ = f"env_{name}"
+    return {"environment_factory": TRLEnvironment, "reward_funcs": [reward]}
+
+
+def _final_message(completion: Any) -> str:
+    """The text of a completion's last assistant message (a string completion is itself)."""
+    if isinstance(completion, str):
+        return completion
+    for message in reversed(list(completion)):
+        if message.get("role") == "assistant":
+            content = message.get("content") or ""
+            return content if isinstance(content, str) else "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""

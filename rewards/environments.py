@@ -8,7 +8,9 @@ A reward scores one completion; an environment talks with the policy. One episod
     ...                                   # until turn.done or the trainer's turn limit
     env.reward()                          # the final reward of the episode (float, or None: not applicable)
 
-`step` and `reward` may be coroutines (async environments); `run_step` / `final_reward` resolve
+An environment with tools may also list them as typed, documented functions (`tools()`), which is
+how trainers with their own tool-call format (TRL, verl, NeMo Gym's HTTP shape) call them; `step`
+is the text protocol `rewardlab rl` uses. `step` and `reward` may be coroutines (async environments); `run_step` / `final_reward` resolve
 them. A policy turn ends at EOS or at one of `env.stop` (e.g. `</calc>`): the trainer then calls
 `step`, appends the observation as environment tokens (never trained on), and lets the policy go
 on. `Turn.reward` is an optional per-turn reward, put on the turn's last token. The reward must be
@@ -177,16 +179,33 @@ class CalculatorEnv:
         if call is None:  # a final answer
             self._answer = message
             return Turn(done=True)
+        errors = self.errors
+        result = self.calculator(call.group(1))
+        return Turn(observation=f"<result>{result}</result>", tool_call=True, tool_error=self.errors > errors)
+
+    def calculator(self, expression: str) -> str:
+        """Evaluate an arithmetic expression exactly: integers and decimals with + - * / and brackets.
+
+        Args:
+            expression: the expression, e.g. 734+289 or (12-20)*3/4
+
+        Returns:
+            The value (an integer or a fraction a/b), or `error: ...` saying what was wrong.
+        """
         self.calls += 1
         if self.calls > self.max_calls:
             self.errors += 1
-            return Turn(observation="<result>error: too many calls</result>", tool_call=True, tool_error=True)
+            return "error: too many calls"
         try:
-            result = calculate(call.group(1))
+            return calculate(str(expression))
         except ValueError as exc:
             self.errors += 1
-            return Turn(observation=f"<result>error: {exc}</result>", tool_call=True, tool_error=True)
-        return Turn(observation=f"<result>{result}</result>", tool_call=True)
+            return f"error: {exc}"
+
+    def tools(self) -> list[Callable[..., str]]:
+        """The tools as functions (typed, documented): what a trainer with its own tool-call format
+        (TRL's chat-template tool calls, verl's tool schemas, an HTTP client) calls directly."""
+        return [self.calculator]
 
     def reward(self) -> float:
         """1 for a right final answer (0 for a wrong one or none), minus `cost` per call."""
