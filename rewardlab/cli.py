@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve-verifier": ("verifiers.service_cli", "serve the verifiers over HTTP"),
     "train-rm": ("reward_models.cli", "train a reward model (bt, quantile, prm)"),
     "serve-reward": ("rewards.service_cli", "serve a reward spec over HTTP (OpenRLHF remote-RM compatible)"),
+    "serve-env": ("rewards.env_service_cli", "serve an environment over HTTP (NeMo Gym's resource-server shape: sessions, tools, /verify)"),
     "score-data": ("rewards.batch_cli", "verify / score a whole dataset with a reward spec (locally or on Ray), write it back with rewards and verdicts"),
     "sft": ("training.sft_cli", "supervised fine-tuning on prompt/answer data"),
     "rm-data": ("training.rm_data_cli", "reward-model data from a policy's own samples, labelled by a verifier"),
