@@ -18,7 +18,7 @@ WITHOUT_EXAMPLES = {
     "verifiers._math_compare", "verifiers.registry", "verifiers.sandbox_boot", "verifiers.sandbox_harness",
     "verifiers.service_cli", "verifiers.types",
     "reward_models.cli", "reward_models.hub", "reward_models.lora", "reward_models.scoring",
-    "rewards.batch", "rewards.batch_cli", "rewards.service_cli",
+    "rewards.batch", "rewards.batch_cli", "rewards.env_service_cli", "rewards.service_cli",
     "training.cli", "training.collect", "training.forward", "training.heldout", "training.pipeline", "training.rm_data_cli",
     "training.run_state", "training.sft_cli", "training.trainer", "training.update", "training.vllm_backend",
     "eval.audit_cli", "eval.data", "eval.plots", "eval.policy_cli", "eval.policy_eval", "eval.rm_cli", "eval.rm_eval",

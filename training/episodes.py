@@ -205,7 +205,11 @@ def _as_rollout(tokenizer: Any, prompts: Sequence[str], num_samples: int, ids: l
 def final_answers(episodes: Sequence[Episode]) -> list[str]:
     """What a gold-accuracy reward reads of each episode: the policy's final message when the
     environment took it as the answer, else "" (cut by the turn limit: no answer). Never the
-    transcript, whose observations could hold the right number (a tool's result)."""
+    transcript, whose observations could hold the right number (a tool's result).
+
+    >>> final_answers([Episode(answered=True, final_message="1023"), Episode(answered=False, final_message="<calc>1+2</calc>")])
+    ['1023', '']
+    """
     return [e.final_message if e.answered else "" for e in episodes]
 
 
