@@ -11,6 +11,9 @@
   reward function that scores the episode's final message with that environment.
 - verl: `as_verl_compute_score(reward)` -> `compute_score(data_source, solution_str, ground_truth,
   extra_info=None, **kw)`, and `as_verl_batch_compute_score` for verl's batch reward manager.
+  Environments: `verl_env_tools(env)` gives one verl tool class per tool of the environment (the
+  `BaseTool` lifecycle its `ToolAgentLoop` drives: create with the row's `create_kwargs`, execute,
+  release), and `as_verl_env_compute_score(env)` the final reward of the agent loop's response.
 - OpenRLHF: `as_openrlhf_reward_func(reward)` -> `reward_func(queries, prompts, labels, **kw)`
   returning `{"rewards", "scores", "extra_logs"}`; the HTTP service (`rewards.service`) answers
   OpenRLHF's remote-RM requests with the same function.
@@ -242,3 +245,133 @@ def _final_message(completion: Any) -> str:
             content = message.get("content") or ""
             return content if isinstance(content, str) else "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+VERL_TOOL_RESPONSE_END = "</tool_response>"  # where the last tool result ends in a Hermes-format (verl's default) response
+
+
+def verl_env_tools(env: Any) -> list[type]:
+    """One verl tool class per tool of an environment (spec or factory), for `ToolAgentLoop`
+    (verl >= 0.5: `actor_rollout_ref.rollout.multi_turn.tool_config_path` naming
+    `rewards.adapters.VerlCalculatorTool`-style classes, or built here and registered in code).
+
+    Each class follows verl's `BaseTool` lifecycle (subclassing it when verl is installed):
+    `create(instance_id=None, create_kwargs={row})` resets an environment on the row,
+    `execute(instance_id, parameters)` calls the tool and returns `(ToolResponse, step reward,
+    metrics)` - the step reward is minus the environment's per-call cost, `tool_error` in the
+    metrics - and `release(instance_id)` drops it. Its schema is the tool's signature and docstring.
+
+    >>> import asyncio
+    >>> (Tool,) = verl_env_tools("calculator:cost=0.1")
+    >>> tool = Tool({}, None)
+    >>> tool.name
+    'calculator'
+    >>> iid, _ = asyncio.run(tool.create(create_kwargs={"answer": "1023"}))
+    >>> response, step_reward, metrics = asyncio.run(tool.execute(iid, {"expression": "734+289"}))
+    >>> response.text, step_reward, metrics
+    ('1023', -0.1, {'tool_error': 0.0})
+    """
+    import uuid
+
+    from rewards.environments import build_env, resolve
+
+    factory = build_env(env) if isinstance(env, str) else env
+    probe = factory()
+    tools = list(probe.tools()) if callable(getattr(probe, "tools", None)) else []
+    if not tools:
+        raise ValueError(f"{type(probe).__name__} has no tools() to offer verl's agent loop; use as_verl_env_compute_score for its reward")
+    base, schema_cls, response_cls = _verl_types()
+    classes = []
+    for tool in tools:
+        tool_name = tool.__name__
+        tool_schema = _json_schema(getattr(type(probe), tool_name))
+
+        class EnvTool(base):  # type: ignore[misc, valid-type]
+            def __init__(self, config: dict, tool_schema_: Any = None, _schema: dict = tool_schema) -> None:
+                self.config, self.envs = dict(config or {}), {}
+                if tool_schema_ is None:  # verl passes the schema from its tool config; else ours
+                    tool_schema_ = schema_cls.model_validate(_schema) if hasattr(schema_cls, "model_validate") else _schema
+                self.tool_schema = tool_schema_
+                self.name = _schema["function"]["name"]
+
+            def get_openai_tool_schema(self) -> Any:
+                return self.tool_schema
+
+            async def create(self, instance_id: str | None = None, create_kwargs: dict | None = None, **kwargs: Any) -> Any:
+                instance_id = instance_id or str(uuid.uuid4())
+                instance = factory()
+                resolve(instance.reset(dict(create_kwargs or kwargs.get("create_kwargs") or {})))
+                self.envs[instance_id] = instance
+                return instance_id, response_cls()
+
+            async def execute(self, instance_id: str, parameters: dict, _name: str = tool_name, **kwargs: Any) -> Any:
+                instance = self.envs[instance_id]
+                errors, calls = getattr(instance, "errors", 0), getattr(instance, "calls", 0)
+                output = resolve(getattr(instance, _name)(**dict(parameters or {})))
+                cost = float(getattr(instance, "cost", 0.0) or 0.0) * (getattr(instance, "calls", 0) - calls)
+                return response_cls(text=str(output)), -cost, {"tool_error": float(getattr(instance, "errors", 0) > errors)}
+
+            async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
+                return 0.0  # the episode's reward is the environment's, from the final answer (as_verl_env_compute_score)
+
+            async def release(self, instance_id: str, **kwargs: Any) -> None:
+                self.envs.pop(instance_id, None)
+
+        EnvTool.__name__ = EnvTool.__qualname__ = f"Verl_{tool_name}"
+        classes.append(EnvTool)
+    return classes
+
+
+def as_verl_env_compute_score(env: Any, answer_column: str = "answer") -> Callable[..., float]:
+    """verl's `compute_score` for an environment's episodes: a fresh environment is reset on the row
+    (`ground_truth` as `answer_column`, `extra_info` as the other columns), given the response's
+    final answer - the text after the last tool result (`</tool_response>` in verl's Hermes format),
+    so a tool's output in the transcript is never read as the answer - and its `reward()` returned.
+
+    >>> score = as_verl_env_compute_score("calculator")
+    >>> score("arith", '<tool_call>{"name": "calculator"}</tool_call><tool_response>1023</tool_response>1023', "1023")
+    1.0
+    >>> score("arith", '<tool_call>{"name": "calculator"}</tool_call><tool_response>1023</tool_response>', "1023")
+    0.0
+    """
+    from rewards.environments import build_env, final_reward, resolve, run_step
+
+    factory = build_env(env) if isinstance(env, str) else env
+
+    def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None, **kw: Any) -> float:
+        instance = factory()
+        resolve(instance.reset({**dict(extra_info or {}), answer_column: ground_truth}))
+        answer = solution_str.rpartition(VERL_TOOL_RESPONSE_END)[2].strip()
+        run_step(instance, answer)
+        return _number(final_reward(instance), 0.0)[0]
+
+    return compute_score
+
+
+def _verl_types() -> tuple[Any, Any, Any]:
+    """verl's (BaseTool, OpenAIFunctionToolSchema, ToolResponse) when verl is installed, else
+    stand-ins with the same fields (the class then follows the same protocol, duck-typed)."""
+    try:
+        from verl.tools.base_tool import BaseTool
+        from verl.tools.schemas import OpenAIFunctionToolSchema, ToolResponse
+
+        return BaseTool, OpenAIFunctionToolSchema, ToolResponse
+    except ImportError:
+        from dataclasses import dataclass
+
+        @dataclass
+        class ToolResponse:  # verl.tools.schemas.ToolResponse's fields
+            text: str | None = None
+            image: Any = None
+            video: Any = None
+
+        return object, dict, ToolResponse
+
+
+def _json_schema(fn: Callable[..., Any]) -> dict:
+    """The OpenAI function schema of a documented, typed function (transformers' reader, as TRL's and verl's)."""
+    from transformers.utils import get_json_schema
+
+    schema = get_json_schema(fn)
+    schema["function"].pop("return", None)
+    return schema

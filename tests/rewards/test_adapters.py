@@ -52,3 +52,38 @@ def test_openrlhf_reward_func():
     assert out["extra_logs"]["ttrl/label_accuracy"] == 1.0
     with pytest.raises(ValueError, match="2 queries but 1 prompts"):
         fn(["a", "b"], ["a"], None)
+
+
+def test_environment_tools_in_verls_tool_agent_loop_lifecycle():
+    """verl 0.9.1's ToolAgentLoop._call_tool, per call: `create(create_kwargs=tools_kwargs[name]["create_kwargs"])`,
+    `execute(instance_id, json.loads(arguments), agent_data=...)`, `release(instance_id)`; the final
+    reward comes from compute_score on the response, reading the text after the last tool result."""
+    import asyncio
+    import json
+
+    from rewards.adapters import as_verl_env_compute_score, verl_env_tools
+
+    (Tool,) = verl_env_tools("calculator:cost=0.05")
+    tool = Tool({"type": "native"}, None)
+    schema = tool.get_openai_tool_schema()
+    schema = schema if isinstance(schema, dict) else schema.model_dump()
+    assert schema["function"]["name"] == "calculator" and schema["function"]["parameters"]["required"] == ["expression"]
+    tools_kwargs = {"calculator": {"create_kwargs": {"prompt": "734+289=", "answer": "1023"}}}
+
+    async def call_tool(arguments):
+        instance_id, _ = await tool.create(create_kwargs=tools_kwargs["calculator"].get("create_kwargs", {}))
+        try:
+            return await tool.execute(instance_id, json.loads(arguments), agent_data=None)
+        finally:
+            await tool.release(instance_id)
+
+    response, step_reward, metrics = asyncio.run(call_tool('{"expression": "734+289"}'))
+    assert (response.text, step_reward, metrics) == ("1023", -0.05, {"tool_error": 0.0})
+    response, _, metrics = asyncio.run(call_tool('{"expression": "734/0"}'))
+    assert response.text == "error: division by zero" and metrics == {"tool_error": 1.0}
+    assert tool.envs == {}  # every instance released
+    score = as_verl_env_compute_score("calculator")
+    transcript = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "734+289"}}\n</tool_call>\n<tool_response>\n1023\n</tool_response>\n'
+    assert score("arithmetic", transcript + "1023", "1023", {"prompt": "734+289="}) == 1.0
+    assert score("arithmetic", transcript, "1023") == 0.0  # no answer after the result: the result is not the answer
+    assert score("arithmetic", transcript + "1022", "1023") == 0.0
