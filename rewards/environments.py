@@ -22,6 +22,9 @@ Built in (`build_env(spec)` -> factory; `ENVIRONMENTS` lists them):
 - `calculator[:cost=C,max_calls=K,column=answer]`: the policy may write `<calc>734+289</calc>` and
   receives `<result>1023</result>`; a message without a call is its final answer, scored by the
   math verifier against the row's `answer` column, minus C per call made (default 0).
+- `code[:max_attempts=2,column=answer]`: each message is a program, run against the row's tests in
+  the sandbox; a failing one gets the test output back as feedback and another try; the reward is
+  the final attempt's (1 when every test passes).
 
 >>> env = build_env("calculator")()
 >>> env.reset({"prompt": "734+289=", "answer": "1023"})
@@ -217,9 +220,64 @@ class CalculatorEnv:
         return right - self.cost * self.calls
 
 
+# ---------------------------------------------------------------- code with a second try
+MAX_FEEDBACK = 400  # characters of test output shown back to the policy
+
+
+@dataclass
+class CodeEnv:
+    r"""The policy's program is run against the row's tests in the sandbox (the `code` verifier);
+    a failing attempt gets the test output back (`<feedback>test 1/3: AssertionError at test line
+    1: assert add(1, 2) == 3</feedback>`, as a test runner would show it) and another try, up to
+    `max_attempts`. The reward is the final attempt's: 1 when every test passes, else 0.
+
+    >>> env = build_env("code")()
+    >>> env.reset({"prompt": "Write add(a, b).", "answer": "assert add(1, 2) == 3"})
+    >>> env.step("def add(a, b):\n    return a - b").observation
+    '<feedback>test 1/1: AssertionError at test line 1: assert add(1, 2) == 3</feedback>'
+    >>> env.step("def add(a, b):\n    return a + b").done, env.reward()
+    (True, 1.0)
+    """
+
+    max_attempts: int = 2
+    column: str = "answer"  # the tests, in any form the code verifier reads (asserts, stdin/stdout cases, MBPP/HumanEval shapes)
+    stop: tuple[str, ...] = ()
+    attempts: int = field(default=0, init=False)
+    passed: bool = field(default=False, init=False)
+    _tests: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"code: max_attempts must be >= 1, got {self.max_attempts}")
+
+    def reset(self, row: dict[str, Any]) -> None:
+        from verifiers.code_kind import code_gold
+
+        if row.get(self.column) is None:
+            raise ValueError(f"code: the row has no {self.column!r} column (the tests); its columns: {sorted(row)} (set column=NAME)")
+        self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"))
+        self.attempts, self.passed = 0, False
+        return None
+
+    def step(self, message: str) -> Turn:
+        from verifiers import verify
+
+        self.attempts += 1
+        result = verify(message, self._tests or "", kind="code")
+        self.passed = result.correct
+        if self.passed or self.attempts >= self.max_attempts:
+            return Turn(done=True)
+        detail = (result.detail or result.verdict.value)[:MAX_FEEDBACK]
+        return Turn(observation=f"<feedback>{detail}</feedback>")
+
+    def reward(self) -> float:
+        return 1.0 if self.passed else 0.0
+
+
 # ---------------------------------------------------------------- registry
 ENVIRONMENTS: dict[str, tuple[Callable[..., Any], str]] = {
     "calculator": (CalculatorEnv, "calculator[:cost=C,max_calls=K,column=answer]"),
+    "code": (CodeEnv, "code[:max_attempts=2,column=answer]"),
 }
 
 

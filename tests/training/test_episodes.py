@@ -128,35 +128,6 @@ def test_the_gold_reads_the_final_answer_never_the_tool_result():
     assert env.reward() == 0.0  # and the environment never saw a final answer
 
 
-@pytest.mark.parametrize("call,observation,error", [
-    ("<calc>734+289</calc>", "<result>1023</result>", False),
-    ("I check <calc> 7 / 2 </calc>", "<result>7/2</result>", False),
-    ("<calc>1/0</calc>", "<result>error: division by zero</result>", True),
-    ("<calc>__import__('os').system('x')</calc>", "<result>error: only numbers, + - * / and brackets are allowed</result>", True),
-    ("<calc>" + "9*" * 60 + "9</calc>", "<result>error: the expression is longer than 80 characters</result>", True),
-    ("<calc>2**99</calc>", "<result>error: only numbers, + - * / and brackets are allowed</result>", True),
-])
-def test_calculator_calls(call, observation, error):
-    env = build_env("calculator")()
-    env.reset({"answer": "1"})
-    turn = env.step(call)
-    assert (turn.observation, turn.tool_call, turn.tool_error, turn.done) == (observation, True, error, False)
-
-
-def test_calculator_cost_limit_and_bad_specs():
-    env = build_env("calculator:cost=0.1,max_calls=1")()
-    env.reset({"answer": "5"})
-    env.step("<calc>2+3</calc>")
-    assert env.step("<calc>2+3</calc>").tool_error  # past max_calls
-    assert env.step("5").done and env.reward() == pytest.approx(1.0 - 0.2)
-    with pytest.raises(ValueError, match="unknown option 'costs'.*did you mean 'cost'"):
-        build_env("calculator:costs=1")
-    with pytest.raises(ValueError, match="unknown environment 'calculater'.*did you mean 'calculator'"):
-        build_env("calculater")
-    with pytest.raises(ValueError, match="no 'answer' column"):
-        build_env("calculator")().reset({"prompt": "1+1="})
-
-
 def test_rl_with_the_calculator_environment_end_to_end(tmp_path):
     from training.run_state import prepare_run
     from training.trainer import train

@@ -1,0 +1,58 @@
+"""Environments (rewards/environments.py): the calculator tool and the code environment with a
+second try, as the trainer and the adapters call them; bad specs and rows fail with clear errors."""
+
+import pytest
+
+from rewards.environments import build_env, run_step
+
+
+@pytest.mark.parametrize("call,observation,error", [
+    ("<calc>734+289</calc>", "<result>1023</result>", False),
+    ("I check <calc> 7 / 2 </calc>", "<result>7/2</result>", False),
+    ("<calc>1/0</calc>", "<result>error: division by zero</result>", True),
+    ("<calc>__import__('os').system('x')</calc>", "<result>error: only numbers, + - * / and brackets are allowed</result>", True),
+    ("<calc>" + "9*" * 60 + "9</calc>", "<result>error: the expression is longer than 80 characters</result>", True),
+    ("<calc>2**99</calc>", "<result>error: only numbers, + - * / and brackets are allowed</result>", True),
+])
+def test_calculator_calls(call, observation, error):
+    env = build_env("calculator")()
+    env.reset({"answer": "1"})
+    turn = env.step(call)
+    assert (turn.observation, turn.tool_call, turn.tool_error, turn.done) == (observation, True, error, False)
+
+
+def test_calculator_cost_limit_and_bad_specs():
+    env = build_env("calculator:cost=0.1,max_calls=1")()
+    env.reset({"answer": "5"})
+    env.step("<calc>2+3</calc>")
+    assert env.step("<calc>2+3</calc>").tool_error  # past max_calls
+    assert env.step("5").done and env.reward() == pytest.approx(1.0 - 0.2)
+    with pytest.raises(ValueError, match="unknown option 'costs'.*did you mean 'cost'"):
+        build_env("calculator:costs=1")
+    with pytest.raises(ValueError, match="unknown environment 'calculater'.*did you mean 'calculator'"):
+        build_env("calculater")
+    with pytest.raises(ValueError, match="no 'answer' column"):
+        build_env("calculator")().reset({"prompt": "1+1="})
+
+
+
+
+def test_code_environment_gives_feedback_and_a_second_try():
+    env = build_env("code")()
+    env.reset({"prompt": "Write add(a, b).", "answer": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]})  # MBPP's test_list shape
+    first = run_step(env, "```python\ndef add(a, b):\n    return a * b\n```")
+    assert not first.done and first.observation.startswith("<feedback>test 1/1: AssertionError at test line 1: assert add(1, 2) == 3")
+    second = run_step(env, "```python\ndef add(a, b):\n    return a + b\n```")
+    assert second.done and second.observation is None and env.reward() == 1.0
+
+
+def test_code_environment_reward_is_the_final_attempts():
+    env = build_env("code:max_attempts=2")()
+    env.reset({"answer": "assert add(1, 2) == 3\nassert add(2, 2) == 4"})
+    run_step(env, "def add(a, b):\n    return 3")
+    assert run_step(env, "print('all tests passed')").done and env.reward() == 0.0  # a forged message passes nothing
+    one = build_env("code:max_attempts=1")()
+    one.reset({"answer": "assert add(1, 2) == 3"})
+    assert run_step(one, "def add(a, b):\n    return 0").done and one.reward() == 0.0  # no second try
+    with pytest.raises(ValueError, match="no 'answer' column"):
+        build_env("code")().reset({"tests": "assert True"})
