@@ -35,10 +35,10 @@ def parse_task(spec: str) -> Any | None:
     kwargs: dict[str, Any] = {}
     for item in filter(None, args.split(",")):
         key, eq, value = item.partition("=")
-        if not eq or key not in ("digits", "n_terms", "ops", "heldout_every", "worked"):
+        if not eq or key not in ("digits", "n_terms", "ops", "heldout_every", "worked", "tool_calls"):
             raise ValueError(
                 f"--data {spec!r}: bad task option {item!r}; use key=value with keys digits, n_terms, ops, "
-                "heldout_every, worked"
+                "heldout_every, worked, tool_calls"
             )
         if key == "worked" and value not in ("0", "1"):
             raise ValueError(f"--data {spec!r}: worked must be 0 or 1, got {value!r}")

@@ -20,6 +20,9 @@ terms added in a random order when every operator is `+` (`12+34+56=` -> `56+12=
 so a policy trained on it has many paths to one answer and its majority vote can beat its
 greedy answer (self-consistency; what majority-vote rewards need). The final answer is the
 number after the last `=`. The problems drawn are the same with and without `worked`.
+With `tool_calls=P` a P% share of the rows' `solution` calls the calculator tool instead
+(`<calc>734+289</calc><result>1023</result>1023`), the rest is the bare answer: SFT data for a
+policy that has seen tool calls (the same problems again).
 
 >>> task = ArithmeticTask(digits=2, n_terms=2, ops="+")
 >>> rows = task.sample(3, seed=0, split="test")
@@ -58,8 +61,13 @@ class ArithmeticTask:
     # rows get a worked `solution` column; left out of the repr, which seeds the draws, so the
     # problems are the same either way
     worked: bool = field(default=False, repr=False)
+    # percent of rows whose `solution` calls a calculator tool, `<calc>734+289</calc><result>1023</result>1023`
+    # (the rest: the bare answer); a warm start for tool use (rewards.environments.CalculatorEnv)
+    tool_calls: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
+        if not 0 <= self.tool_calls <= 100 or (self.tool_calls and self.worked):
+            raise ValueError(f"tool_calls is a percent (0-100) and does not go with worked, got tool_calls={self.tool_calls}, worked={self.worked}")
         if self.digits < 1 or self.n_terms < 2:
             raise ValueError(f"need digits >= 1 and n_terms >= 2, got digits={self.digits}, n_terms={self.n_terms}")
         if not self.ops or set(self.ops) - set("+-*"):
@@ -122,6 +130,9 @@ class ArithmeticTask:
             row["prompt"] = self.template.format(expression=row["expression"])
             if self.worked:
                 row["solution"] = self.solution(row, order_rng)
+            elif self.tool_calls:
+                tool = order_rng.random() * 100 < self.tool_calls
+                row["solution"] = f"<calc>{row['expression']}</calc><result>{row['answer']}</result>{row['answer']}" if tool else row["answer"]
             rows.append(row)
         return rows
 
