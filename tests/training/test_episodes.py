@@ -141,6 +141,23 @@ def test_rl_with_the_calculator_environment_end_to_end(tmp_path):
     records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert len(records) == 2 and {"episodes/turns_mean", "episodes/tool_use_rate", "length/policy_mean"} <= set(records[0])
     assert summary["accuracy_after"] is not None and "tool_use_after" in summary
+    resumed = RLConfig(**{**config.__dict__, "steps": 3, "resume": True, "overwrite": False})
+    train(resumed, prepare_run(resumed))  # --resume continues an --env run from its checkpoint
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2, 3]
+
+
+def test_env_with_overlap_trains(tmp_path):
+    from training.run_state import prepare_run
+    from training.trainer import train
+
+    model, tok = tool_policy()
+    save_policy_atomically(model, tok, tmp_path / "policy")
+    config = RLConfig(model=str(tmp_path / "policy"), env="calculator", max_turns=2, max_new_tokens=8, steps=3, overlap=True,
+                      prompts_per_step=4, group_size=2, eval_size=4, probe_size=0, report=False, output_dir=tmp_path / "run")
+    train(config, prepare_run(config))
+    records = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and all("episodes/turns_mean" in r for r in records)
 
 
 def test_env_options_are_checked_before_any_model_loads(tmp_path):
