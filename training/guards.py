@@ -61,3 +61,31 @@ def check_policy_vocabulary(model: str | None, rows: Sequence[dict[str, Any]]) -
     if share > MAX_UNK_SHARE:
         raise ValueError(f"--data: {share:.0%} of the prompt tokens are {tokenizer.unk_token!r} for the tokenizer of "
                          f"--model {model!r}: it cannot read these prompts; pass a model for this data")
+
+
+def check_env_vocabulary(model: str | None, stop: Sequence[str], env: str) -> None:
+    """ValueError when the policy cannot write the environment's stop strings (a tool call's closing
+    tag): its turns would never end with a call. The default policy's characters are arithmetic only."""
+    if not stop:
+        return
+    hint = "widen a character-level policy with `rewardlab sft --add-chars tools` (see examples/calculator_rl.sh)"
+    if model is None:
+        from training.tokenizer import DEFAULT_CHARS
+
+        missing = sorted({ch for s in stop for ch in s if ch not in DEFAULT_CHARS})
+        if missing:
+            raise ValueError(f"--env {env}: the default policy cannot write {list(stop)} (no {', '.join(map(repr, missing))} in "
+                             f"its vocabulary), so it could never call the tool; {hint}")
+        return
+    if not (Path(model) / "config.json").exists():
+        return
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    except (OSError, ValueError):
+        return
+    unk = tokenizer.unk_token_id
+    if unk is not None and any(unk in tokenizer(s, add_special_tokens=False)["input_ids"] for s in stop):
+        raise ValueError(f"--env {env}: the tokenizer of --model {model!r} cannot write {list(stop)} (they map to "
+                         f"{tokenizer.unk_token!r}), so the policy could never call the tool; {hint}")

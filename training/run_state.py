@@ -38,7 +38,10 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
     rows = load_prompt_rows(config.data, split="train", seed=config.seed, pool="rl", **columns)
     check_columns(rows, sorted(required_columns(reward_fn)), config.data)
     if config.env:
+        from training.guards import check_env_vocabulary
+
         reward_fn.check(rows[0], config.data)
+        check_env_vocabulary(config.model, tuple(getattr(reward_fn.factory(), "stop", ()) or ()), config.env)
     check_policy_vocabulary(config.model, rows)
     held_out: list[dict] = []  # the first eval_size rows are the evaluation set, the next probe_size the gold probe
     if parse_task(config.data) is not None and config.eval_data is None:

@@ -171,3 +171,5 @@ def test_env_options_are_checked_before_any_model_loads(tmp_path):
     data.write_text(json.dumps({"prompt": "1+1=", "gold": "2"}) + "\n")
     with pytest.raises(ValueError, match="no 'answer' column"):
         prepare_run(RLConfig(env="calculator", data=str(data), accuracy_reward="none", output_dir=tmp_path / "r"))
+    with pytest.raises(ValueError, match=r"default policy cannot write \['</calc>'\].*--add-chars tools"):
+        prepare_run(RLConfig(env="calculator", output_dir=tmp_path / "r2"))
