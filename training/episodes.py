@@ -6,7 +6,7 @@ Per episode (G episodes per prompt, as GRPO's G completions):
     env.reset(row) -> optional opening observation (environment tokens)
     repeat: the policy writes a turn (until EOS, one of env.stop, or max_new_tokens)
             env.step(turn) -> Turn; a per-turn reward goes on the turn's last token
-            done (EOS, the environment says so, or the turn limit) -> stop
+            done (the environment says so, or the turn limit) -> stop
             else the observation is appended as environment tokens and the policy goes on
     env.reward() -> the final reward, on the episode's last token (always a policy token: at the
             turn limit the last observation is not appended)
@@ -141,16 +141,13 @@ def sample_episodes(model: Any, tokenizer: Any, prompts: Sequence[str], rows: Se
                     ep.turn_rewards.append(float(answer.reward))
                     ep.turn_ends.append(len(ids[i]) - 1)
                     ep.turn_end_chars.append(len(tokenizer.decode(ids[i], skip_special_tokens=True)))
-                if ended != "stop" or answer.done:  # EOS or max_new_tokens: the policy is done talking
-                    ep.answered = answer.done or not answer.tool_call
+                if answer.done or turn_no == max_turns - 1:  # the environment's answer, or cut at the turn limit
+                    ep.answered = answer.done  # (at the limit the last observation is not appended)
                     truncated[i] = ended == "length"
-                elif turn_no == max_turns - 1:  # the turn limit: cut, its last observation not appended
-                    ep.answered = False
-                elif answer.observation:
+                    continue
+                if answer.observation:  # the turn ended (EOS, a stop string or max_new_tokens): the environment answers
                     _append_observation(tokenizer, ep, ids[i], act[i], answer.observation)
-                    still.append(i)
-                else:
-                    still.append(i)
+                still.append(i)
             active = still
     finally:
         unwrapped.train(was_training)

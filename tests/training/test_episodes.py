@@ -173,3 +173,16 @@ def test_env_options_are_checked_before_any_model_loads(tmp_path):
         prepare_run(RLConfig(env="calculator", data=str(data), accuracy_reward="none", output_dir=tmp_path / "r"))
     with pytest.raises(ValueError, match=r"default policy cannot write \['</calc>'\].*--add-chars tools"):
         prepare_run(RLConfig(env="calculator", output_dir=tmp_path / "r2"))
+
+
+def test_code_environment_episodes_get_a_second_try_with_the_feedback_masked():
+    model, tok = tool_policy(seed=1)
+    rows = [{"prompt": "1+2=", "answer": "assert add(1, 2) == 3"}]
+    torch.manual_seed(0)
+    r = sample_episodes(model, tok, ["1+2="], rows, build_env("code:max_attempts=2"), num_samples=3, max_turns=3,
+                        max_new_tokens=6, temperature=1.0)
+    for i, ep in enumerate(r.episodes):  # an untrained policy writes no program: feedback, a second try, then done
+        assert ep.turns == 2 and ep.answered and ep.total == 0.0
+        n = int(r.completion_mask[i].sum())
+        env_text = tok.decode([t for t, a in zip(r.completion_ids[i, :n].tolist(), r.action_mask[i].tolist()) if not a])
+        assert env_text.startswith("<feedback>") and env_text.endswith("</feedback>")
