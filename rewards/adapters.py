@@ -251,9 +251,11 @@ VERL_TOOL_RESPONSE_END = "</tool_response>"  # where the last tool result ends i
 
 
 def verl_env_tools(env: Any) -> list[type]:
-    """One verl tool class per tool of an environment (spec or factory), for `ToolAgentLoop`
-    (verl >= 0.5: `actor_rollout_ref.rollout.multi_turn.tool_config_path` naming
-    `rewards.adapters.VerlCalculatorTool`-style classes, or built here and registered in code).
+    """One verl tool class per tool of an environment (spec or factory), for `ToolAgentLoop`: put
+    `CalculatorTool, = verl_env_tools("calculator")` in a module of yours and name
+    `yourmodule.CalculatorTool` as `class_name` in the tool config that
+    `actor_rollout_ref.rollout.multi_turn.tool_config_path` points at (verl builds it with
+    `config=` and `tool_schema=`; without a schema it uses ours).
 
     Each class follows verl's `BaseTool` lifecycle (subclassing it when verl is installed):
     `create(instance_id=None, create_kwargs={row})` resets an environment on the row,
@@ -284,14 +286,14 @@ def verl_env_tools(env: Any) -> list[type]:
     classes = []
     for tool in tools:
         tool_name = tool.__name__
-        tool_schema = _json_schema(getattr(type(probe), tool_name))
+        schema_dict = _json_schema(getattr(type(probe), tool_name))
 
         class EnvTool(base):  # type: ignore[misc, valid-type]
-            def __init__(self, config: dict, tool_schema_: Any = None, _schema: dict = tool_schema) -> None:
+            def __init__(self, config: dict, tool_schema: Any = None, _schema: dict = schema_dict) -> None:
                 self.config, self.envs = dict(config or {}), {}
-                if tool_schema_ is None:  # verl passes the schema from its tool config; else ours
-                    tool_schema_ = schema_cls.model_validate(_schema) if hasattr(schema_cls, "model_validate") else _schema
-                self.tool_schema = tool_schema_
+                if tool_schema is None:  # verl passes the schema from its tool config; else ours
+                    tool_schema = schema_cls.model_validate(_schema) if hasattr(schema_cls, "model_validate") else _schema
+                self.tool_schema = tool_schema
                 self.name = _schema["function"]["name"]
 
             def get_openai_tool_schema(self) -> Any:

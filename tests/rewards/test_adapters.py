@@ -64,7 +64,7 @@ def test_environment_tools_in_verls_tool_agent_loop_lifecycle():
     from rewards.adapters import as_verl_env_compute_score, verl_env_tools
 
     (Tool,) = verl_env_tools("calculator:cost=0.05")
-    tool = Tool({"type": "native"}, None)
+    tool = Tool(config={"type": "native"}, tool_schema=None)  # verl builds tools with these keywords
     schema = tool.get_openai_tool_schema()
     schema = schema if isinstance(schema, dict) else schema.model_dump()
     assert schema["function"]["name"] == "calculator" and schema["function"]["parameters"]["required"] == ["expression"]
