@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 TOKEN_ENV = "REWARDLAB_SERVICE_TOKEN"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # hosts a service may listen on without a token, unwarned
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,17 @@ class ProtectionMiddleware:
                 return None
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+def service_token(token: Optional[str], host: str, command: str) -> Optional[str]:
+    """The bearer token a service requires: `token`, else $REWARDLAB_SERVICE_TOKEN, else None; a
+    service listening beyond loopback without one gets a warning on stderr."""
+    import sys
+
+    token = token or os.environ.get(TOKEN_ENV) or None
+    if host not in LOOPBACK and token is None:
+        print(f"rewardlab {command}: warning: listening on {host} without a token (set --token or ${TOKEN_ENV})", file=sys.stderr)
+    return token
 
 
 def add_protections(app: Any, limits: Optional[ServiceLimits] = None, **overrides: Any) -> ServiceLimits:

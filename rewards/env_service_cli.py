@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from dataclasses import dataclass
 
@@ -61,11 +60,9 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rewards.env_service import create_env_app
-    from rewardlab.service import TOKEN_ENV, ServiceLimits
+    from rewardlab.service import ServiceLimits, service_token
 
-    token = config.token or os.environ.get(TOKEN_ENV) or None
-    if config.host not in ("127.0.0.1", "localhost", "::1") and token is None:
-        print(f"rewardlab serve-env: warning: listening on {config.host} without a token (set --token or ${TOKEN_ENV})", file=sys.stderr)
+    token = service_token(config.token, config.host, "serve-env")
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_concurrent=config.max_concurrent, token=token,
                            body_timeout=config.body_timeout, max_header_bytes=config.max_header_kb * 1024,
                            max_headers=config.max_headers)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from dataclasses import dataclass
 
@@ -69,12 +68,9 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rewards.service import create_app
-    from rewardlab.service import TOKEN_ENV, ServiceLimits
+    from rewardlab.service import ServiceLimits, service_token
 
-    token = config.token or os.environ.get(TOKEN_ENV) or None
-    if config.host not in ("127.0.0.1", "localhost", "::1") and token is None:
-        print(f"rewardlab serve-reward: warning: listening on {config.host} without a token "
-              f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
+    token = service_token(config.token, config.host, "serve-reward")
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
                            max_header_bytes=config.max_header_kb * 1024, max_headers=config.max_headers,
                            max_concurrent=config.max_concurrent, token=token, body_timeout=config.body_timeout,

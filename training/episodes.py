@@ -27,7 +27,8 @@ import torch
 from rewards.base import NamedReward
 from rewards.environments import build_env, final_reward, resolve, run_step
 from training.reward_calls import Scores
-from training.rollout import Rollout, _cache_argument, _decode, _eos_ids, completion_mask_and_texts, encode_prompts
+from training.rollout import (Rollout, StopOnStrings, _cache_argument, _decode, _eos_ids, completion_mask_and_texts,
+                              encode_prompts)
 
 MAX_OBSERVATION_TOKENS = 512  # an observation longer than this is cut (and counted)
 
@@ -43,8 +44,7 @@ class Episode:
     final_message: str = ""  # the policy's last message (what the gold accuracy reward reads when answered)
     reward: float | None = None  # the environment's final reward
     turn_rewards: list[float] = field(default_factory=list)
-    turn_ends: list[int] = field(default_factory=list)  # the completion token index ending each rewarded turn
-    turn_end_chars: list[int] = field(default_factory=list)  # ... and its character offset (exclusive) in the transcript
+    turn_end_chars: list[int] = field(default_factory=list)  # where each rewarded turn ends: a character offset (exclusive) in the transcript
     observations_cut: int = 0
 
     @property
@@ -139,7 +139,6 @@ def sample_episodes(model: Any, tokenizer: Any, prompts: Sequence[str], rows: Se
                 ep.final_message = message
                 if answer.reward is not None:
                     ep.turn_rewards.append(float(answer.reward))
-                    ep.turn_ends.append(len(ids[i]) - 1)
                     ep.turn_end_chars.append(len(tokenizer.decode(ids[i], skip_special_tokens=True)))
                 if answer.done or turn_no == max_turns - 1:  # the environment's answer, or cut at the turn limit
                     ep.answered = answer.done  # (at the limit the last observation is not appended)
@@ -161,8 +160,6 @@ def _sample_turn(model: Any, cache_arg: str, tokenizer: Any, contexts: list[list
                  device: Any) -> list[tuple[list[int], str]]:
     """One policy turn for each context (`num_samples` each): [(tokens through EOS / the stop
     string, how it ended: "eos" | "stop" | "length")]."""
-    from training.rollout import StopOnStrings
-
     width = max(len(c) for c in contexts)
     context_ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
     context_mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)

@@ -10,14 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from rewardlab.config import add_config_args, config_from_args, opt
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass(frozen=True)
@@ -96,13 +94,10 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from verifiers.pool import get_pool
-    from rewardlab.service import TOKEN_ENV, ServiceLimits
+    from rewardlab.service import ServiceLimits, service_token
     from verifiers.service import create_app
 
-    token = config.token or os.environ.get(TOKEN_ENV) or None
-    if config.host not in LOOPBACK and token is None:
-        print(f"rewardlab serve-verifier: warning: listening on {config.host} without a token "
-              f"(set --token or ${TOKEN_ENV})", file=sys.stderr)
+    token = service_token(config.token, config.host, "serve-verifier")
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
                            max_header_bytes=config.max_header_kb * 1024, max_headers=config.max_headers,
                            max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout,
