@@ -96,3 +96,64 @@ def test_rm_data_rl_and_heldout_prompts_never_overlap(tmp_path, monkeypatch):
         assert rm["train"] & rl == set() and rm["test"] & rl == set()
         assert rm["train"] & held == set() and rm["test"] & held == set() and rl & held == set()
         assert rm["train"] & rm["test"] == set()
+
+
+# ---------------------------------------------------------------- the procedural code task
+def test_function_task_programs_pass_their_tests_and_every_wrong_operator_fails_the_first():
+    from verifiers import verify
+    from verifiers.tasks import FunctionTask
+
+    task = FunctionTask()
+    rows = task.sample(6, seed=3, split="test")
+    assert {r["kind"] for r in rows} == {"code"} and all(r["prompt"].startswith("write ") for r in rows)
+    for row in rows:
+        lines = row["answer"].splitlines()
+        assert len(lines) == task.n_tests
+        for op in task.ops:
+            # each case tells the operators apart: the right one passes all, any other fails every line
+            for line in lines:
+                call, want = line.removeprefix("assert ").split(" == ")
+                a, b = map(int, call[call.index("(") + 1 : -1].split(", "))
+                assert (task.apply(op, a, b) == int(want)) == (op == row["op"]), (row, op, line)
+    # the sandbox agrees, on one row per operator
+    for row in {r["op"]: r for r in task.sample(60, seed=0)}.values():
+        assert verify(task.program(row, row["op"]), row["answer"], kind="code").correct
+        wrong = next(o for o in task.ops if o != row["op"])
+        assert not verify(task.program(row, wrong), row["answer"], kind="code").correct
+
+
+def test_function_task_feedback_is_what_the_code_environment_returns():
+    """The SFT rows' second-try prompts must show the environment's feedback character for character."""
+    from rewards.environments import build_env
+    from verifiers.tasks import EOS_TEXT, FunctionTask
+
+    task = FunctionTask(retry=100)
+    for row in task.sample(3, seed=0, split="test"):
+        env = build_env("code")()
+        env.reset(row)
+        attempt, feedback = row["prompt"].removeprefix(f"write {row['name']}({row['args']})\n").split(EOS_TEXT)
+        assert env.step(attempt).observation == feedback == task.feedback(row)
+        assert attempt != row["solution"] == task.program(row, row["op"])
+        assert not env.step(row["solution"]).observation and env.reward() == 1.0
+
+
+def test_function_task_split_retry_share_and_bad_settings():
+    from training.data import parse_task
+    from verifiers.tasks import FunctionTask
+
+    task = FunctionTask()
+    train = {r["prompt"] + r["answer"] for r in task.sample(3000, seed=1)}
+    test = [r["prompt"] + r["answer"] for r in task.sample(300, seed=0, split="test")]
+    assert not train & set(test) and len(set(test)) == len(test)
+    rows = FunctionTask(retry=60).sample(2000, seed=0)
+    second = [r for r in rows if "<feedback>" in r["prompt"]]
+    assert 0.55 < len(second) / len(rows) < 0.65
+    # the first turn's solution is always the first operator: a guess the feedback then corrects
+    assert {r["solution"].split("return ")[1][1] for r in rows if r not in second} == {"+"}
+    # the same problems with and without the SFT option
+    assert [r["answer"] for r in rows[:50]] == [r["answer"] for r in FunctionTask().sample(50, seed=0)]
+    assert parse_task("functions:ops=+*,n_tests=2,retry=50") == FunctionTask(ops="+*", n_tests=2, retry=50)
+    for spec, message in (("functions:digits=2", "n_tests, heldout_every, retry"), ("functions:ops=+/", "ops"),
+                          ("functions:retry=101", "retry"), ("functions:n_tests=0", "n_tests")):
+        with pytest.raises(ValueError, match=message):
+            parse_task(spec)

@@ -2,7 +2,8 @@
 as rows `{prompt, ...columns the reward needs}`, and a resumable, seeded prompt stream.
 
 Task specs: `arithmetic` or `arithmetic:digits=3,n_terms=2,ops=+` (the held-out split is the
-task's fixed hash split); `worked=1` adds worked `solution`s (what `rewardlab sft` trains on).
+task's fixed hash split); `worked=1` adds worked `solution`s (what `rewardlab sft` trains on);
+`functions[:ops=+-*,n_tests=3,retry=P]` is the procedural code task (`verifiers.tasks.FunctionTask`).
 For a task, `pool` picks one of its disjoint training pools (`rl`: RL's prompts, `rm` and
 `rm_eval`: reward-model data and its validation; see `verifiers.tasks`), so that a reward model
 is never trained on the prompts RL trains or is evaluated on; a dataset has no pools (`rl`
@@ -25,28 +26,33 @@ from typing import Any, Sequence
 TASK_POOL = 20_000  # training prompts drawn from a procedural task (sampled with replacement)
 
 
+TASK_OPTIONS = {  # task name -> its options (`ops` is text, the rest whole numbers)
+    "arithmetic": ("digits", "n_terms", "ops", "heldout_every", "worked", "tool_calls"),
+    "functions": ("ops", "n_tests", "heldout_every", "retry"),
+}
+
+
 def parse_task(spec: str) -> Any | None:
-    """An `ArithmeticTask` for `arithmetic[:k=v,...]`, else None (the spec is a dataset)."""
-    from verifiers.tasks import ArithmeticTask
+    """An `ArithmeticTask` for `arithmetic[:k=v,...]`, a `FunctionTask` for `functions[:k=v,...]`,
+    else None (the spec is a dataset)."""
+    from verifiers.tasks import ArithmeticTask, FunctionTask
 
     name, _, args = spec.partition(":")
-    if name != "arithmetic":
+    if name not in TASK_OPTIONS:
         return None
+    keys = TASK_OPTIONS[name]
     kwargs: dict[str, Any] = {}
     for item in filter(None, args.split(",")):
         key, eq, value = item.partition("=")
-        if not eq or key not in ("digits", "n_terms", "ops", "heldout_every", "worked", "tool_calls"):
-            raise ValueError(
-                f"--data {spec!r}: bad task option {item!r}; use key=value with keys digits, n_terms, ops, "
-                "heldout_every, worked, tool_calls"
-            )
+        if not eq or key not in keys:
+            raise ValueError(f"--data {spec!r}: bad task option {item!r}; use key=value with keys {', '.join(keys)}")
         if key == "worked" and value not in ("0", "1"):
             raise ValueError(f"--data {spec!r}: worked must be 0 or 1, got {value!r}")
         if key != "ops" and not value.isdigit():
             raise ValueError(f"--data {spec!r}: {key} must be a whole number, got {value!r}")
         kwargs[key] = value if key == "ops" else bool(int(value)) if key == "worked" else int(value)
     try:
-        return ArithmeticTask(**kwargs)
+        return (ArithmeticTask if name == "arithmetic" else FunctionTask)(**kwargs)
     except ValueError as err:
         raise ValueError(f"--data {spec!r}: {err}") from None
 

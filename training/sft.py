@@ -8,7 +8,8 @@ evaluations and the evaluation at which a target is first crossed differed betwe
 (warm starts of 20.5% to 36.8% from one command). `min_accuracy` is a check after the last step,
 never a stop rule. Held-out accuracy is logged every `eval_every` steps. Accuracy is an exact match of the stripped completion with `answer`; for
 rows with a solution, of the final answer read from the completion (as the math verifier reads
-it) with `answer`. Held-out completions may run to the longest target + EOS even when
+it) with `answer`, and for code rows (`kind` "code", as `verifiers.tasks.FunctionTask` writes)
+an exact match with the solution (the one program the row asks for). Held-out completions may run to the longest target + EOS even when
 `max_new_tokens` is smaller, so a short limit cannot make every answer look wrong.
 
 >>> from training.policy import tiny_policy
@@ -81,6 +82,8 @@ def target(row: dict) -> str:
 def is_correct(completion: str, row: dict) -> bool:
     if row.get("solution") is None:
         return completion.strip() == str(row["answer"]).strip()
+    if row.get("kind") == "code":  # the program a task row asks for (FunctionTask): one text is right
+        return completion.strip() == str(row["solution"]).strip()
     from verifiers.extract import extract_answer
 
     return extract_answer(completion) == extract_answer(str(row["answer"]))

@@ -51,6 +51,25 @@ RM_EVAL_EVERY = 10  # one reward-model prompt in 10 is the reward model's valida
 STEP_SEPARATOR = " "  # worked solutions: `97+5=102 102+41=143`
 
 
+def split_of(key: str, heldout_every: int) -> str:
+    """`test` for 1 problem in `heldout_every` (crc32 of its key), else `train`."""
+    return "test" if zlib.crc32(key.encode()) % heldout_every == 0 else "train"
+
+
+def pool_of(key: str, heldout_every: int) -> str:
+    """Which of the disjoint pools test / rl / rm / rm_eval a problem belongs to."""
+    if split_of(key, heldout_every) == "test":
+        return "test"
+    digest = hashlib.sha256(f"rm-pool:{key}".encode()).digest()
+    if int.from_bytes(digest[:8], "big") % RM_POOL_EVERY:
+        return "rl"
+    return "rm_eval" if int.from_bytes(digest[8:16], "big") % RM_EVAL_EVERY == 0 else "rm"
+
+
+def in_split(key: str, split: str, heldout_every: int) -> bool:
+    return split_of(key, heldout_every) == "train" if split == "train" else pool_of(key, heldout_every) == split
+
+
 @dataclass(frozen=True)
 class ArithmeticTask:
     digits: int = 3  # operands are uniform in [0, 10**digits)
@@ -81,19 +100,14 @@ class ArithmeticTask:
         return STEP_SEPARATOR
 
     def split_of(self, expression: str) -> str:
-        return "test" if zlib.crc32(expression.encode()) % self.heldout_every == 0 else "train"
+        return split_of(expression, self.heldout_every)
 
     def pool_of(self, expression: str) -> str:
         """Which of the disjoint pools test / rl / rm / rm_eval the prompt belongs to."""
-        if self.split_of(expression) == "test":
-            return "test"
-        digest = hashlib.sha256(f"rm-pool:{expression}".encode()).digest()
-        if int.from_bytes(digest[:8], "big") % RM_POOL_EVERY:
-            return "rl"
-        return "rm_eval" if int.from_bytes(digest[8:16], "big") % RM_EVAL_EVERY == 0 else "rm"
+        return pool_of(expression, self.heldout_every)
 
     def in_split(self, expression: str, split: str) -> bool:
-        return self.split_of(expression) == "train" if split == "train" else self.pool_of(expression) == split
+        return in_split(expression, split, self.heldout_every)
 
     def _draw(self, rng: random.Random) -> dict[str, Any]:
         hi = 10**self.digits - 1
@@ -161,3 +175,104 @@ class ArithmeticTask:
             out.append((f"{value}{op}{t}", new))
             value = new
         return out
+
+
+# ---------------------------------------------------------------- a procedural code task
+FUNCTION_NAMES = ("f", "g", "h", "p", "q")
+FUNCTION_ARGS = ("a,b", "x,y", "m,n", "u,v")
+EOS_TEXT = "<eos>"  # how the character tokenizer's end-of-sequence token is written in text (`training.tokenizer`)
+
+
+@dataclass(frozen=True)
+class FunctionTask:
+    """Write a two-argument function whose behaviour is given by hidden tests: `write g(x,y)` ->
+    `def g(x,y):return x*y`, the operator one of `ops`, checked by `n_tests` asserts on one-digit
+    arguments (`assert g(3, 4) == 12`), each of which tells the operators apart. The prompt does
+    not say which operator: a first attempt is a guess (right 1 time in len(ops)), and the failing
+    test a code environment returns (`rewards.environments.CodeEnv`) tells the second attempt
+    which one it is, a test-driven loop a small policy can learn. The rows are code data in the
+    shape the code verifier reads: `answer` holds the asserts, `kind` is "code".
+
+    With `retry=P` each row also gets the `solution` a policy should write next (SFT data for a
+    policy that has seen the loop): in P% of the rows the prompt already holds a wrong first
+    attempt, the end of that turn (`<eos>`) and the environment's feedback, and the solution is
+    the right program; in the rest the solution is the first guess, the first of `ops`.
+
+    >>> task = FunctionTask()
+    >>> row = task.sample(1, seed=0, split="test")[0]
+    >>> row["prompt"], row["answer"].splitlines()[0]
+    ('write q(m,n)\\n', 'assert q(3, 9) == 12')
+    >>> task.program(row, row["op"])
+    'def q(m,n):return m+n'
+    >>> FunctionTask(retry=100).sample(1, seed=0, split="test")[0]["prompt"].split(EOS_TEXT)
+    ['write q(m,n)\\ndef q(m,n):return m-n', '<feedback>test 1/1: AssertionError at test line 1: assert q(3, 9) == 12</feedback>']
+    """
+
+    ops: str = "+-*"  # the operators a function may use
+    n_tests: int = 3  # asserts per problem
+    heldout_every: int = 10  # one problem in `heldout_every` belongs to the test split (by hash)
+    retry: int = field(default=0, repr=False)  # percent of second-try rows in SFT data (see above)
+
+    def __post_init__(self) -> None:
+        if len(self.ops) < 2 or len(set(self.ops)) != len(self.ops) or set(self.ops) - set("+-*"):
+            raise ValueError(f"ops must be two or three distinct operators of '+-*', got {self.ops!r}")
+        if not 1 <= self.n_tests <= 10:
+            raise ValueError(f"n_tests must be 1-10, got {self.n_tests}")
+        if not 0 <= self.retry <= 100:
+            raise ValueError(f"retry is a percent (0-100), got {self.retry}")
+        if self.heldout_every < 2:
+            raise ValueError("heldout_every must be >= 2")
+
+    @staticmethod
+    def apply(op: str, a: int, b: int) -> int:
+        return a + b if op == "+" else a - b if op == "-" else a * b
+
+    def _draw(self, rng: random.Random) -> dict[str, Any]:
+        name, args, op = rng.choice(FUNCTION_NAMES), rng.choice(FUNCTION_ARGS), rng.choice(self.ops)
+        cases: list[tuple[int, int]] = []
+        while len(cases) < self.n_tests:  # every case tells every pair of operators apart
+            a, b = rng.randint(0, 9), rng.randint(0, 9)
+            if len({self.apply(o, a, b) for o in self.ops}) == len(self.ops):
+                cases.append((a, b))
+        tests = "\n".join(f"assert {name}({a}, {b}) == {self.apply(op, a, b)}" for a, b in cases)
+        return {"name": name, "args": args, "op": op, "answer": tests, "kind": "code",
+                "prompt": f"write {name}({args})\n"}
+
+    @staticmethod
+    def program(row: dict[str, Any], op: str) -> str:
+        x, y = row["args"].split(",")
+        return f"def {row['name']}({row['args']}):return {x}{op}{y}"
+
+    @staticmethod
+    def feedback(row: dict[str, Any]) -> str:
+        """What the code environment returns for an attempt that fails the first test."""
+        return f"<feedback>test 1/1: AssertionError at test line 1: {row['answer'].splitlines()[0]}</feedback>"
+
+    def sample(self, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
+        """`n` problems of `split` (train, test, rl, rm, rm_eval) as rows {prompt, answer (the
+        asserts), kind, name, args, op}; test rows are distinct."""
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        rng = random.Random(f"{seed}-{split}-{self}")
+        retry_rng = random.Random(f"{seed}-{split}-{self}-retry")
+        rows: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        attempts = 0
+        while len(rows) < n:
+            attempts += 1
+            if attempts > 1000 * (n + 10):
+                raise ValueError(f"cannot draw {n} distinct {split} problems from {self}; make the task larger")
+            row = self._draw(rng)
+            key = row["prompt"] + row["answer"]
+            if not in_split(key, split, self.heldout_every) or (split == "test" and key in seen):
+                continue
+            seen.add(key)
+            if self.retry:
+                if retry_rng.random() * 100 < self.retry and len(self.ops) > 1:
+                    first = retry_rng.choice([o for o in self.ops if o != row["op"]])
+                    row["prompt"] += self.program(row, first) + EOS_TEXT + self.feedback(row)
+                    row["solution"] = self.program(row, row["op"])
+                else:
+                    row["solution"] = self.program(row, self.ops[0])
+            rows.append(row)
+        return rows
