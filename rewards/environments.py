@@ -13,7 +13,9 @@ how trainers with their own tool-call format (TRL, verl, NeMo Gym's HTTP shape) 
 is the text protocol `rewardlab rl` uses. `step` and `reward` may be coroutines (async environments); `run_step` / `final_reward` resolve
 them. A policy turn ends at EOS or at one of `env.stop` (e.g. `</calc>`): the trainer then calls
 `step`, appends the observation as environment tokens (never trained on), and lets the policy go
-on. `Turn.reward` is an optional per-turn reward, put on the turn's last token. The reward must be
+on. An environment whose class sets `concurrent = True` shares nothing between instances, and the
+trainer may run the steps of different episodes at once in threads (the code environment: each
+step waits on a sandboxed process). `Turn.reward` is an optional per-turn reward, put on the turn's last token. The reward must be
 computed from what the policy wrote and the row, never from text an observation put in the
 transcript (a policy that copies a tool's output is judged on its own final message only).
 
@@ -239,6 +241,8 @@ class CodeEnv:
     (True, 1.0)
     """
 
+    concurrent = True  # steps of different episodes may run at once (each waits on its own sandbox process)
+    accuracy_reward = "verifier:code"  # what `rl` logs as accuracy: the final message passes the row's tests
     max_attempts: int = 2
     column: str = "answer"  # the tests, in any form the code verifier reads (asserts, stdin/stdout cases, MBPP/HumanEval shapes)
     stop: tuple[str, ...] = ()
@@ -279,6 +283,15 @@ ENVIRONMENTS: dict[str, tuple[Callable[..., Any], str]] = {
     "calculator": (CalculatorEnv, "calculator[:cost=C,max_calls=K,column=answer]"),
     "code": (CodeEnv, "code[:max_attempts=2,column=answer]"),
 }
+
+
+def accuracy_reward_of(spec: str) -> str:
+    """The reward that tells whether an episode's final message is right (what `rl` logs as
+    accuracy): the environment class's `accuracy_reward`, else `verifier:math`."""
+    name, *parts = spec.strip().split(":")
+    accuracy = getattr(ENVIRONMENTS.get(name, (None, ""))[0], "accuracy_reward", "verifier:math")
+    column = [p for p in parts if p.startswith("column=")]  # the gold the environment reads, the accuracy reads too
+    return f"{accuracy}:{column[-1]}" if column and name in ENVIRONMENTS else accuracy
 
 
 def build_env(spec: str) -> Callable[[], Any]:

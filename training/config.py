@@ -39,7 +39,7 @@ class RLConfig:
     reward: str | None = opt(None, "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function. Default: verifier:math; with --env, `env` (the environment's own reward, the only one it takes)")
     env: str | None = opt(None, "multi-turn episodes with an environment that owns the reward (rewards/environments.py): calculator[:cost=C,max_calls=K], or module:attribute for your own; the policy's turns end at EOS or at the environment's stop strings, its observations are masked out of the loss")
     max_turns: int = opt(4, "--env: policy turns per episode at most (each up to --max-new-tokens)")
-    accuracy_reward: str | None = opt("verifier:math", "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip")
+    accuracy_reward: str | None = opt(None, "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip. Default: verifier:math; with --env, the environment's (verifier:code for the code environment)")
     output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
     # sampling
     steps: int = opt(200, "optimizer steps (each: sample, score, num_iterations passes)")
@@ -120,6 +120,10 @@ class RLConfig:
     def __post_init__(self) -> None:
         if self.reward is None:
             object.__setattr__(self, "reward", "env" if self.env else "verifier:math")
+        if self.accuracy_reward is None:
+            from rewards.environments import accuracy_reward_of
+
+            object.__setattr__(self, "accuracy_reward", accuracy_reward_of(self.env) if self.env else "verifier:math")
         if self.env and self.reward != "env":
             raise ValueError(f"--env {self.env}: the reward is the environment's own (set its options in the spec, e.g. "
                              f"calculator:cost=0.05); leave --reward unset or pass --reward env, got {self.reward!r}")

@@ -19,18 +19,22 @@ tokenised on their own, so the ids the loss sees are the ids the policy produced
 
 from __future__ import annotations
 
+import os
+
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import torch
 
 from rewards.base import NamedReward
-from rewards.environments import build_env, final_reward, resolve, run_step
+from rewards.environments import Turn, build_env, final_reward, resolve, run_step
 from training.reward_calls import Scores
 from training.rollout import (Rollout, StopOnStrings, _cache_argument, _decode, _eos_ids, completion_mask_and_texts,
                               encode_prompts)
 
 MAX_OBSERVATION_TOKENS = 512  # an observation longer than this is cut (and counted)
+STEP_THREADS = 2 * (os.cpu_count() or 1)  # concurrent environment steps (environments with `concurrent = True`)
 
 
 @dataclass
@@ -126,13 +130,13 @@ def sample_episodes(model: Any, tokenizer: Any, prompts: Sequence[str], rows: Se
             else:
                 turns = _sample_turn(unwrapped, cache_arg, tokenizer, [prompt_ids[i // num_samples] + ids[i] for i in active], 1,
                                      max_new_tokens, temperature, top_p, top_k, stop, eos_ids, pad, device)
+            messages = [tokenizer.decode(tokens, skip_special_tokens=True) for tokens, _ in turns]
+            answers = _step_all([envs[i] for i in active], messages)
             still = []
-            for i, (tokens, ended) in zip(active, turns):
+            for i, (tokens, ended), message, answer in zip(active, turns, messages, answers):
                 ep = episodes[i]
                 ids[i] += tokens
                 act[i] += [1] * len(tokens)
-                message = tokenizer.decode(tokens, skip_special_tokens=True)
-                answer = run_step(envs[i], message)
                 ep.turns += 1
                 ep.tool_calls += int(answer.tool_call)
                 ep.tool_errors += int(answer.tool_error)
@@ -153,6 +157,15 @@ def sample_episodes(model: Any, tokenizer: Any, prompts: Sequence[str], rows: Se
     for i, env in enumerate(envs):
         episodes[i].reward = final_reward(env)
     return _as_rollout(tokenizer, prompts, num_samples, ids, act, truncated, episodes, pad, device)
+
+
+def _step_all(envs: list[Any], messages: list[str]) -> list[Turn]:
+    """`run_step` on each (environment, message); at once in threads when the environments say they
+    share nothing (`concurrent = True`), as the code environment's sandbox runs do."""
+    if len(envs) < 2 or not getattr(envs[0], "concurrent", False):
+        return [run_step(env, m) for env, m in zip(envs, messages)]
+    with ThreadPoolExecutor(max_workers=min(len(envs), STEP_THREADS)) as pool:
+        return list(pool.map(run_step, envs, messages))
 
 
 def _sample_turn(model: Any, cache_arg: str, tokenizer: Any, contexts: list[list[int]], num_samples: int, max_new_tokens: int,

@@ -12,8 +12,9 @@ from verifiers.closeness import closeness, is_numeric_answer
 
 
 def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
-    """Greedy completions of the current policy on `rows`: `accuracy` (the accuracy reward >= 1)
-    and, where the gold answers are numbers, `badly_wrong` (the share of answers off by more than
+    """Greedy completions of the current policy on `rows`: `accuracy` (the accuracy reward >= 1),
+    with an environment also `first_turn_accuracy` (right in one turn), the tool-use rate and
+    calls per episode, and, where the gold answers are numbers, `badly_wrong` (the share of answers off by more than
     10% or with no number; `verifiers.closeness.closeness` == 0). Empty without gold answers."""
     if run.accuracy_fn is None or not rows:
         return {}
@@ -30,7 +31,10 @@ def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
         outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
                                        max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]
     s = score(run.accuracy_fn, prompts, outs, rollout_columns(rows, 1))
-    out = {"accuracy": sum(t is not None and t >= 1.0 for t in s.totals) / len(rows), **extra}
+    right = [t is not None and t >= 1.0 for t in s.totals]
+    out = {"accuracy": sum(right) / len(rows), **extra}
+    if c.env:  # right with the first message alone: no tool result, no feedback read (the code environment: pass after one try)
+        out["first_turn_accuracy"] = sum(r and e.turns == 1 for r, e in zip(right, episodes)) / len(rows)
     if all(is_numeric_answer(r.get("answer", "")) for r in rows):
         out["badly_wrong"] = sum(closeness(o, r["answer"]) == 0.0 for o, r in zip(outs, rows)) / len(rows)
     return out

@@ -33,7 +33,7 @@ from rewardlab.runs import load_checkpoint, resume_checkpoint, save_checkpoint, 
 from training.advantages import sequence_rewards
 from training.collect import Batch, collect_batch, overlap_rounds, score_round
 from training.config import RLConfig
-from training.heldout import greedy_accuracy, heldout_eval
+from training.heldout import heldout_eval
 from training.monitors import BestProbePolicy, build_monitors
 from training.pipeline import BackgroundScorer
 from training.run_state import Run, prepare_run, setup_run
@@ -93,7 +93,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             t_train = time.time() - t_train
             record = step_record(run, step, batch, adv, stats, time.time() - t0, t_train)  # 6. log
             if config.eval_every and step % config.eval_every == 0 and step < config.steps:
-                record["eval/accuracy"] = greedy_accuracy(run, prepared["eval_rows"])
+                record.update({f"eval/{k}": v for k, v in {"accuracy": None, **heldout_eval(run, prepared["eval_rows"])}.items()})
             t_monitors = time.time()
             alarm = monitors.step(run, step, batch, record)
             record["time/monitors"] = time.time() - t_monitors  # the gold probe, OOD share, hack alarm and samples of this step
@@ -177,10 +177,11 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     before = heldout_eval(run, eval_rows)
     summary = {"accuracy_before": before.get("accuracy"), "badly_wrong_before": before.get("badly_wrong"),
                "policy": str(run.config.model or "default"), "reward": run.config.reward}
-    if "tool_use_rate" in before:  # --env: how often the greedy episodes call a tool
-        summary["tool_use_before"] = before["tool_use_rate"]
+    if "tool_use_rate" in before:  # --env: how often the greedy episodes call a tool, and how often one turn is enough
+        summary["tool_use_before"], summary["first_turn_accuracy_before"] = before["tool_use_rate"], before["first_turn_accuracy"]
     if summary["accuracy_before"] is not None:
-        tools = f", tool calls in {before['tool_use_rate']:.1%} of answers" if "tool_use_rate" in before else ""
+        tools = (f", tool calls in {before['tool_use_rate']:.1%} of answers, right at the first turn "
+                 f"{before['first_turn_accuracy']:.1%}") if "tool_use_rate" in before else ""
         accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts{tools})")
     return 0, summary
 
@@ -191,7 +192,7 @@ def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start:
     after = heldout_eval(run, eval_rows)
     summary["accuracy_after"], summary["badly_wrong_after"] = after.get("accuracy"), after.get("badly_wrong")
     if "tool_use_rate" in after:
-        summary["tool_use_after"] = after["tool_use_rate"]
+        summary["tool_use_after"], summary["first_turn_accuracy_after"] = after["tool_use_rate"], after["first_turn_accuracy"]
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
     summary["bad_steps_total"] = run.counters["bad_steps_total"]

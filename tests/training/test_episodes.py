@@ -186,3 +186,62 @@ def test_code_environment_episodes_get_a_second_try_with_the_feedback_masked():
         n = int(r.completion_mask[i].sum())
         env_text = tok.decode([t for t, a in zip(r.completion_ids[i, :n].tolist(), r.action_mask[i].tolist()) if not a])
         assert env_text.startswith("<feedback>") and env_text.endswith("</feedback>")
+
+
+class SlowEnv:
+    """Each step waits 0.2 s (as a sandbox run does) and answers with the thread that ran it."""
+
+    concurrent = True
+    stop = ()
+
+    def reset(self, row):
+        return None
+
+    def step(self, message):
+        import threading
+        import time
+
+        time.sleep(0.2)
+        return Turn(observation=f"{message}@{threading.get_ident()}", done=False)
+
+    def reward(self):
+        return 0.0
+
+
+def test_steps_of_concurrent_environments_run_at_once_and_keep_their_order():
+    import time
+
+    from training.episodes import _step_all
+
+    envs, messages = [SlowEnv() for _ in range(8)], [str(i) for i in range(8)]
+    start = time.monotonic()
+    turns = _step_all(envs, messages)
+    assert time.monotonic() - start < 0.2 * 8 / 2  # at least twice as fast as one after another
+    assert [t.observation.split("@")[0] for t in turns] == messages  # each answer is its own episode's
+    assert len({t.observation.split("@")[1] for t in turns}) > 1
+    SlowEnv.concurrent = False  # an environment that does not say so is stepped one at a time, in this thread
+    try:
+        import threading
+
+        turns = _step_all(envs[:2], messages[:2])
+        assert {t.observation.split("@")[1] for t in turns} == {str(threading.get_ident())}
+    finally:
+        SlowEnv.concurrent = True
+
+
+def test_rl_with_the_code_environment_on_the_function_task(tmp_path):
+    """`--env code --data functions`: accuracy is the code verifier's on the final program, and the
+    summary says how often one try was enough."""
+    from training.run_state import prepare_run
+    from training.trainer import train
+
+    model, tok = tool_policy()
+    save_policy_atomically(model, tok, tmp_path / "policy")
+    config = RLConfig(model=str(tmp_path / "policy"), env="code", data="functions", max_turns=2, max_new_tokens=8, steps=1,
+                      prompts_per_step=2, group_size=2, eval_size=4, probe_size=0, report=False, output_dir=tmp_path / "run")
+    assert (config.reward, config.accuracy_reward) == ("env", "verifier:code")
+    summary = train(config, prepare_run(config))
+    assert summary["accuracy_after"] == summary["first_turn_accuracy_after"] == 0.0  # an untrained policy writes no program
+    assert summary["first_turn_accuracy_before"] == 0.0
+    assert RLConfig(env="code:column=tests").accuracy_reward == "verifier:code:column=tests"
+    assert RLConfig(env="calculator").accuracy_reward == "verifier:math"
