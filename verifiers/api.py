@@ -2,7 +2,8 @@
 
 Every item first tries the in-process fast path (`verifiers.fastpath.fast_verify`, cheap exact
 cases); whatever it cannot settle goes to the shared worker pool (`verifiers.pool`), where each
-item has a hard wall-clock limit: the worker is killed and replaced on timeout.
+item has a hard wall-clock limit: the worker is killed and replaced on timeout. Code verdicts are
+cached: a program already checked against the same tests is not run again (see CACHED_KINDS).
 
 >>> from verifiers import verify, verify_batch
 >>> verify("The answer is \\\\boxed{4}", "4", kind="string").verdict.value
@@ -15,16 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import importlib
+import json
 import math
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Callable
 
 from verifiers._common import check_plain_options
 from verifiers.pool import Task, get_pool
 from verifiers.registry import KINDS, kind_names
-from verifiers.types import VerifyResult
+from verifiers.types import Verdict, VerifyResult
 
 DEFAULT_TIMEOUT = 5.0  # seconds per item, for every kind not listed below
 DEFAULT_TIMEOUTS: dict[str, float] = {"code": 30.0}  # code runs several sandboxed test cases
@@ -103,6 +108,9 @@ def verify_items(
     tasks: list[Task] = []
     slots: list[int] = []
     notes: dict[int, str] = {}  # item -> why the fast path failed (kept visible in `extra`)
+    keys: dict[int, str] = {}  # item of a cached kind -> its cache key
+    copies: dict[int, int] = {}  # item -> the earlier item of this batch it repeats (run once)
+    first: dict[str, int] = {}
     for i, (prediction, gold, kind, options) in enumerate(items):
         if fast is not None and kind not in NO_FAST_PATH:
             start = time.perf_counter()
@@ -118,15 +126,70 @@ def verify_items(
                     changes["elapsed"] = time.perf_counter() - start
                 results[i] = dataclasses.replace(result, **changes)
                 continue
+        limit = (timeouts[i] if timeouts is not None else timeout) or default_timeout(kind)
+        if kind in CACHED_KINDS:
+            keys[i] = key = _cache_key(prediction, gold, kind, options, limit)
+            cached = _cache_get(key)
+            if cached is not None:
+                results[i] = cached
+                continue
+            if key in first:
+                copies[i] = first[key]
+                continue
+            first[key] = i
         slots.append(i)
-        limit = timeouts[i] if timeouts is not None else timeout
-        tasks.append(Task(KINDS[kind], prediction, gold, options, limit or default_timeout(kind), kind))
+        tasks.append(Task(KINDS[kind], prediction, gold, options, limit, kind))
     if tasks:
         for slot, result in zip(slots, get_pool().run(tasks, workers)):
             if slot in notes:
                 result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
             results[slot] = result
+            if slot in keys and result.verdict in CACHEABLE:
+                _cache_put(keys[slot], result)
+    for i, j in copies.items():
+        results[i] = results[j]
     return results  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------- the verdict cache of costly kinds
+# A code check runs sandboxed processes (~0.1 s each); RL groups and a code environment's episodes
+# repeat the same program for the same tests. An item of a kind in CACHED_KINDS identical to one
+# already checked (prediction, gold, options and time limit, compared whole through a SHA-256) gets
+# that verdict without running again; identical items in one batch run once. Only settled verdicts
+# are kept (correct, incorrect, no answer): a timeout or an error may be the machine's, and is
+# checked again next time. `clear_cache()` empties it.
+CACHED_KINDS = frozenset({"code"})
+CACHE_SIZE = 4096
+CACHEABLE = frozenset({Verdict.CORRECT, Verdict.INCORRECT, Verdict.NO_ANSWER})
+_cache: OrderedDict[str, VerifyResult] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _cache_key(prediction: str, gold: str, kind: str, options: dict[str, Any], limit: float) -> str:
+    text = json.dumps([kind, prediction, gold, options, limit], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cache_get(key: str) -> VerifyResult | None:
+    with _cache_lock:
+        result = _cache.get(key)
+        if result is not None:
+            _cache.move_to_end(key)
+    return None if result is None else dataclasses.replace(result, extra={**result.extra, "cached": True})
+
+
+def _cache_put(key: str, result: VerifyResult) -> None:
+    with _cache_lock:
+        _cache[key] = result
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def clear_cache() -> None:
+    """Forget every cached verdict (see CACHED_KINDS)."""
+    with _cache_lock:
+        _cache.clear()
 
 
 def verify_batch(

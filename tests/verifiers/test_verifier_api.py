@@ -88,3 +88,33 @@ def test_code_never_takes_the_fast_path(monkeypatch):
 def test_extract_answer_is_exported():
     from verifiers.extract import extract_answer as extract
     assert verifiers.extract_answer is extract
+
+
+def test_code_verdicts_are_cached_and_identical_items_run_once(monkeypatch):
+    """A code check costs a sandboxed process: RL groups repeat programs, so each distinct
+    (program, tests, options, time limit) runs once; timeouts and errors are run again."""
+    api.clear_cache()
+    ran: list[str] = []
+    real = api.get_pool()
+
+    class CountingPool:
+        def run(self, tasks, workers=None):
+            ran.extend(t.prediction for t in tasks)
+            return real.run(tasks, workers)
+
+    monkeypatch.setattr(api, "get_pool", lambda: CountingPool())
+    tests = "assert f(2, 3) == 5"
+    good, bad = "def f(a, b):\n    return a + b", "def f(a, b):\n    return a * b"
+    out = verify_batch([good, bad, good, good, bad], [tests] * 5, kind="code")
+    assert [r.correct for r in out] == [True, False, True, True, False]
+    assert ran == [good, bad]  # identical items of one batch run once
+    again = verify(good, tests, kind="code")
+    assert again.correct and again.extra.get("cached") is True and ran == [good, bad]  # and are not run again
+    assert verify(good, tests + "\n", kind="code").correct and len(ran) == 3  # other tests: another check
+    assert verify(good, tests, kind="code", timeout=7.0).correct and len(ran) == 4  # another time limit too
+    slow = "import time\ntime.sleep(5)\ndef f(a, b):\n    return a + b"
+    assert verify(slow, tests, kind="code", timeout=1.0).verdict is Verdict.TIMEOUT
+    assert verify(slow, tests, kind="code", timeout=1.0).verdict is Verdict.TIMEOUT and ran.count(slow) == 2  # never cached
+    api.clear_cache()
+    verify(good, tests, kind="code")
+    assert ran.count(good) == 4
