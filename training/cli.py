@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"rl: held-out greedy accuracy {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
     if summary.get("tool_use_before") is not None and summary.get("tool_use_after") is not None:
         print(f"rl: held-out answers with a tool call {summary['tool_use_before']:.1%} -> {summary['tool_use_after']:.1%}")
+    if summary.get("first_turn_accuracy_before") is not None and summary.get("first_turn_accuracy_after") is not None:
         print(f"rl: held-out right at the first turn {summary['first_turn_accuracy_before']:.1%} -> "
               f"{summary['first_turn_accuracy_after']:.1%} (the rest of the accuracy took more turns)")
     if config.report:

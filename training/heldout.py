@@ -25,8 +25,9 @@ def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
         episodes = sample_episodes(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, rows, run.reward_fn.factory, 1,
                                    c.max_turns, c.max_new_tokens, temperature=0).episodes
         outs = final_answers(episodes)
-        extra = {"tool_use_rate": sum(e.tool_calls > 0 for e in episodes) / len(rows),
-                 "tool_calls_mean": sum(e.tool_calls for e in episodes) / len(rows)}
+        if callable(getattr(run.reward_fn.factory(), "tools", None)):  # an environment with tools: how often they are used
+            extra = {"tool_use_rate": sum(e.tool_calls > 0 for e in episodes) / len(rows),
+                     "tool_calls_mean": sum(e.tool_calls for e in episodes) / len(rows)}
     else:
         outs = [o[0] for o in generate(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts,
                                        max_new_tokens=c.max_new_tokens, temperature=0, stop=c.stop or None)]

@@ -177,12 +177,14 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     before = heldout_eval(run, eval_rows)
     summary = {"accuracy_before": before.get("accuracy"), "badly_wrong_before": before.get("badly_wrong"),
                "policy": str(run.config.model or "default"), "reward": run.config.reward}
-    if "tool_use_rate" in before:  # --env: how often the greedy episodes call a tool, and how often one turn is enough
-        summary["tool_use_before"], summary["first_turn_accuracy_before"] = before["tool_use_rate"], before["first_turn_accuracy"]
+    if "tool_use_rate" in before:  # --env with tools: how often the greedy episodes call one
+        summary["tool_use_before"] = before["tool_use_rate"]
+    if "first_turn_accuracy" in before:  # --env: how often one turn is enough
+        summary["first_turn_accuracy_before"] = before["first_turn_accuracy"]
     if summary["accuracy_before"] is not None:
-        tools = (f", tool calls in {before['tool_use_rate']:.1%} of answers, right at the first turn "
-                 f"{before['first_turn_accuracy']:.1%}") if "tool_use_rate" in before else ""
-        accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts{tools})")
+        tools = f", tool calls in {before['tool_use_rate']:.1%} of answers" if "tool_use_rate" in before else ""
+        turns = f", right at the first turn {before['first_turn_accuracy']:.1%}" if "first_turn_accuracy" in before else ""
+        accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts{tools}{turns})")
     return 0, summary
 
 
@@ -192,7 +194,9 @@ def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start:
     after = heldout_eval(run, eval_rows)
     summary["accuracy_after"], summary["badly_wrong_after"] = after.get("accuracy"), after.get("badly_wrong")
     if "tool_use_rate" in after:
-        summary["tool_use_after"], summary["first_turn_accuracy_after"] = after["tool_use_rate"], after["first_turn_accuracy"]
+        summary["tool_use_after"] = after["tool_use_rate"]
+    if "first_turn_accuracy" in after:
+        summary["first_turn_accuracy_after"] = after["first_turn_accuracy"]
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
     summary["bad_steps_total"] = run.counters["bad_steps_total"]

@@ -6,15 +6,16 @@ linearly to 0 at a relative error of 10% (`BADLY_WRONG`), and 0 when either side
 
 >>> closeness("579", "579"), closeness("580", "579"), closeness("666678", "579"), closeness("", "579")
 (1.0, 0.9827288428324698, 0.0, 0.0)
->>> is_numeric_answer("1,234.5"), is_numeric_answer("yes")
-(True, False)
+>>> is_numeric_answer("1,234.5"), is_numeric_answer("-3/4"), is_numeric_answer("yes"), is_numeric_answer("assert f(3, 4) == 12")
+(True, True, False, False)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from verifiers.simple_kinds import read_number
+from verifiers import _spans
+from verifiers.simple_kinds import parse_number, read_number
 
 __all__ = ["BADLY_WRONG", "closeness", "is_numeric_answer"]
 
@@ -31,5 +32,7 @@ def closeness(completion: str, answer: Any) -> float:
 
 
 def is_numeric_answer(answer: Any) -> bool:
-    """Whether a gold answer states a number (`closeness` can grade completions against it)."""
-    return read_number(str(answer)) is not None
+    """Whether a gold answer is a number (`closeness` can grade completions against it): the whole
+    text, not a number somewhere in it (`assert f(3, 4) == 12` is code, not a number)."""
+    text = _spans.unwrap(str(answer).strip())
+    return parse_number(text.removesuffix("%").strip()) is not None

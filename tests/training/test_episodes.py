@@ -243,5 +243,6 @@ def test_rl_with_the_code_environment_on_the_function_task(tmp_path):
     summary = train(config, prepare_run(config))
     assert summary["accuracy_after"] == summary["first_turn_accuracy_after"] == 0.0  # an untrained policy writes no program
     assert summary["first_turn_accuracy_before"] == 0.0
+    assert "tool_use_after" not in summary and summary["badly_wrong_after"] is None  # no tools; the asserts are not a number
     assert RLConfig(env="code:column=tests").accuracy_reward == "verifier:code:column=tests"
     assert RLConfig(env="calculator").accuracy_reward == "verifier:math"
