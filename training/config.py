@@ -32,12 +32,12 @@ def _choices(name: str, value: str, valid) -> None:
 class RLConfig:
     # what to train, on what, with which reward
     model: str | None = opt(None, "policy: a local folder or hub name; default: the tiny character-level Llama warm-started on arithmetic (shipped with the project, copied to the cache on first use)")
-    data: str = opt(DEFAULT_DATA, "prompts: a task spec (arithmetic[:digits=3,n_terms=2,ops=+]), a JSONL/Parquet/CSV file or a hub dataset, with a `prompt` column plus what the reward needs")
+    data: str = opt(DEFAULT_DATA, "prompts: a task spec (arithmetic[:digits=3,n_terms=2,ops=+], or functions[:ops=+-*] for code), a JSONL/Parquet/CSV file or a hub dataset, with a `prompt` column plus what the reward needs")
     eval_data: str | None = opt(None, "held-out prompts for accuracy (file or hub name); default: the task's fixed test split, or none for files")
     prompt_column: str = opt("prompt", "column of --data / --eval-data holding the prompt (a string or chat messages); with the default, a GSM8K `question` or MATH `problem` column is used when there is no `prompt`")
     answer_column: str = opt("answer", "column holding the gold answer, given to the rewards as `answer`")
     reward: str | None = opt(None, "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function. Default: verifier:math; with --env, `env` (the environment's own reward, the only one it takes)")
-    env: str | None = opt(None, "multi-turn episodes with an environment that owns the reward (rewards/environments.py): calculator[:cost=C,max_calls=K], or module:attribute for your own; the policy's turns end at EOS or at the environment's stop strings, its observations are masked out of the loss")
+    env: str | None = opt(None, "multi-turn episodes with an environment that owns the reward (rewards/environments.py): calculator[:cost=C,max_calls=K], code[:max_attempts=2] (a failing program gets the test output and another try), or module:attribute for your own; the policy's turns end at EOS or at the environment's stop strings, its observations are masked out of the loss")
     max_turns: int = opt(4, "--env: policy turns per episode at most (each up to --max-new-tokens)")
     accuracy_reward: str | None = opt(None, "reward whose correct rate is logged as `accuracy` (training rollouts and held-out greedy) when the data has an `answer` column; 'none' to skip. Default: verifier:math; with --env, the environment's (verifier:code for the code environment)")
     output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
