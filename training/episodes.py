@@ -20,7 +20,6 @@ tokenised on their own, so the ids the loss sees are the ids the policy produced
 from __future__ import annotations
 
 import os
-
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
