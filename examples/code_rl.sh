@@ -34,9 +34,9 @@ log() { echo "== $*" >&2; }
 
 POLICY=$(python3 -c "from training.policy import default_policy_path; print(default_policy_path())" | tail -n 1)
 log "warm start: SFT from the default policy on first tries and second tries that read the feedback"
-rewardlab sft --model "$POLICY" --add-chars tools --data "functions:retry=67" --steps 500 --lr 1e-3 \
+rewardlab sft --model "$POLICY" --add-chars tools --data "functions:retry=67" --steps 800 --lr 1e-3 \
   --max-new-tokens 32 --seed 0 --cpu-threads "$THREADS" --output-dir "$OUT/sft"
 log "RL with the code environment"
-rewardlab rl --model "$OUT/sft/model" --data functions --env code --max-turns 2 --max-new-tokens 32 --steps 60 \
+rewardlab rl --model "$OUT/sft/model" --data functions --env code --max-turns 2 --max-new-tokens 32 --steps 40 --lr 5e-5 \
   --prompts-per-step 16 --eval-every 20 --eval-size 300 --probe-size 64 --seed "$SEED" --output-dir "$OUT/rl-code" | tee "$OUT/rl-code.log"
 grep "held-out greedy accuracy .* -> \|held-out right at the first turn" "$OUT/rl-code.log"
