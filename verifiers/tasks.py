@@ -43,7 +43,7 @@ import hashlib
 import random
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 SPLITS = ("train", "test", "rl", "rm", "rm_eval")  # train = rl + rm + rm_eval
 RM_POOL_EVERY = 5  # one training-side prompt in 5 belongs to the reward-model pools
@@ -68,6 +68,26 @@ def pool_of(key: str, heldout_every: int) -> str:
 
 def in_split(key: str, split: str, heldout_every: int) -> bool:
     return split_of(key, heldout_every) == "train" if split == "train" else pool_of(key, heldout_every) == split
+
+
+def draw_problems(task: Any, n: int, seed: int, split: str, key: str) -> Iterator[dict[str, Any]]:
+    """`n` problems of `split` from `task._draw` with an RNG seeded by (seed, split, task); the
+    problem's `key` field decides its split (test problems are distinct)."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    rng = random.Random(f"{seed}-{split}-{task}")
+    seen: set[str] = set()
+    found = attempts = 0
+    while found < n:
+        attempts += 1
+        if attempts > 1000 * (n + 10):
+            raise ValueError(f"cannot draw {n} distinct {split} problems from {task}; make the task larger")
+        row = task._draw(rng)
+        if not in_split(row[key], split, task.heldout_every) or (split == "test" and row[key] in seen):
+            continue
+        seen.add(row[key])
+        found += 1
+        yield row
 
 
 @dataclass(frozen=True)
@@ -125,21 +145,9 @@ class ArithmeticTask:
         """`n` problems of `split` (train, test, rl, rm, rm_eval) as rows {prompt, answer,
         expression, terms, ops}. Test rows are distinct; the others may repeat (the space is
         sampled with replacement)."""
-        if split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        rng = random.Random(f"{seed}-{split}-{self}")
         order_rng = random.Random(f"{seed}-{split}-{self}-worked")
         rows: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        attempts = 0
-        while len(rows) < n:
-            attempts += 1
-            if attempts > 1000 * (n + 10):
-                raise ValueError(f"cannot draw {n} distinct {split} problems from {self}; make the task larger")
-            row = self._draw(rng)
-            if not self.in_split(row["expression"], split) or (split == "test" and row["expression"] in seen):
-                continue
-            seen.add(row["expression"])
+        for row in draw_problems(self, n, seed, split, key="expression"):
             row["answer"] = str(self.evaluate(row))
             row["prompt"] = self.template.format(expression=row["expression"])
             if self.worked:
@@ -235,8 +243,8 @@ class FunctionTask:
             if len({self.apply(o, a, b) for o in self.ops}) == len(self.ops):
                 cases.append((a, b))
         tests = "\n".join(f"assert {name}({a}, {b}) == {self.apply(op, a, b)}" for a, b in cases)
-        return {"name": name, "args": args, "op": op, "answer": tests, "kind": "code",
-                "prompt": f"write {name}({args})\n"}
+        prompt = f"write {name}({args})\n"
+        return {"name": name, "args": args, "op": op, "answer": tests, "kind": "code", "prompt": prompt, "key": prompt + tests}
 
     @staticmethod
     def program(row: dict[str, Any], op: str) -> str:
@@ -251,22 +259,10 @@ class FunctionTask:
     def sample(self, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
         """`n` problems of `split` (train, test, rl, rm, rm_eval) as rows {prompt, answer (the
         asserts), kind, name, args, op}; test rows are distinct."""
-        if split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-        rng = random.Random(f"{seed}-{split}-{self}")
         retry_rng = random.Random(f"{seed}-{split}-{self}-retry")
         rows: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        attempts = 0
-        while len(rows) < n:
-            attempts += 1
-            if attempts > 1000 * (n + 10):
-                raise ValueError(f"cannot draw {n} distinct {split} problems from {self}; make the task larger")
-            row = self._draw(rng)
-            key = row["prompt"] + row["answer"]
-            if not in_split(key, split, self.heldout_every) or (split == "test" and key in seen):
-                continue
-            seen.add(key)
+        for row in draw_problems(self, n, seed, split, key="key"):
+            del row["key"]
             if self.retry:
                 if retry_rng.random() * 100 < self.retry and len(self.ops) > 1:
                     first = retry_rng.choice([o for o in self.ops if o != row["op"]])
