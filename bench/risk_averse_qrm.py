@@ -174,8 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beside", default=None, metavar="REWARD",
                         help="a reward term added to the QRM's utility in RL, e.g. 'raters:correct' (a rule check of the stated number): "
                              "correctness from a verifier, the raters' taste from the QRM")
+    parser.add_argument("--cvar", type=float, default=0.2, help="the risk-averse utility's alpha: the mean of the lowest ALPHA of the ratings")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "runs" / "bench-risk")
     args = parser.parse_args(argv)
+    if not 0 < args.cvar < 1:
+        parser.error(f"--cvar is a share in (0, 1), got {args.cvar}")
+    UTILITIES["cvar"] = f"cvar={args.cvar}"
     if args.qrm_from is not None and args.data_from is None:
         parser.error("--qrm-from needs --data-from (the QRMs' ratings and warm start); usually the same folder")
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
