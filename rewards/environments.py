@@ -239,6 +239,10 @@ class CodeEnv:
     '<feedback>test 1/1: AssertionError at test line 1: assert add(1, 2) == 3</feedback>'
     >>> env.step("def add(a, b):\n    return a + b").done, env.reward()
     (True, 1.0)
+
+    Trainers whose turns are tool calls (TRL, verl, an HTTP client) get the same second try from
+    the tool `run_tests(program)`: it answers with the test output, at most `max_attempts - 1`
+    times (the final message is the last try), and the reward is still the final message's.
     """
 
     concurrent = True  # steps of different episodes may run at once (each waits on its own sandbox process)
@@ -247,6 +251,7 @@ class CodeEnv:
     column: str = "answer"  # the tests, in any form the code verifier reads (asserts, stdin/stdout cases, MBPP/HumanEval shapes)
     stop: tuple[str, ...] = ()
     attempts: int = field(default=0, init=False)
+    test_runs: int = field(default=0, init=False)
     passed: bool = field(default=False, init=False)
     _tests: str | None = field(default=None, init=False, repr=False)
 
@@ -260,19 +265,42 @@ class CodeEnv:
         if row.get(self.column) is None:
             raise ValueError(f"code: the row has no {self.column!r} column (the tests); its columns: {sorted(row)} (set column=NAME)")
         self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"))
-        self.attempts, self.passed = 0, False
+        self.attempts, self.test_runs, self.passed = 0, 0, False
         return None
 
-    def step(self, message: str) -> Turn:
+    def _check(self, program: str) -> tuple[bool, str]:
         from verifiers import verify
 
+        result = verify(program, self._tests or "", kind="code")
+        return result.correct, (result.detail or result.verdict.value)[:MAX_FEEDBACK]
+
+    def step(self, message: str) -> Turn:
         self.attempts += 1
-        result = verify(message, self._tests or "", kind="code")
-        self.passed = result.correct
+        self.passed, detail = self._check(message)
         if self.passed or self.attempts >= self.max_attempts:
             return Turn(done=True)
-        detail = (result.detail or result.verdict.value)[:MAX_FEEDBACK]
         return Turn(observation=f"<feedback>{detail}</feedback>")
+
+    def run_tests(self, program: str) -> str:
+        """Run a Python program against the problem's tests in a sandbox, before answering.
+
+        Args:
+            program: the whole program, e.g. def add(a, b): return a + b
+
+        Returns:
+            `all tests passed`, the first failure (which test, the error, the line), or `error: ...`.
+        """
+        if self._tests is None:
+            return "error: no problem yet (reset first)"
+        self.test_runs += 1
+        if self.test_runs >= self.max_attempts:  # the final message is the last try
+            return "error: no test runs left; answer with your program"
+        passed, detail = self._check(str(program))
+        return "all tests passed" if passed else detail
+
+    def tools(self) -> list[Callable[..., str]]:
+        """`run_tests`, for trainers whose turns are tool calls (see the class docstring)."""
+        return [self.run_tests]
 
     def reward(self) -> float:
         return 1.0 if self.passed else 0.0

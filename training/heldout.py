@@ -25,7 +25,7 @@ def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
         episodes = sample_episodes(run.accelerator.unwrap_model(run.model), run.tokenizer, prompts, rows, run.reward_fn.factory, 1,
                                    c.max_turns, c.max_new_tokens, temperature=0).episodes
         outs = final_answers(episodes)
-        if callable(getattr(run.reward_fn.factory(), "tools", None)):  # an environment with tools: how often they are used
+        if getattr(run.reward_fn.factory(), "stop", ()):  # tools called in text (a stop string ends a call): how often
             extra = {"tool_use_rate": sum(e.tool_calls > 0 for e in episodes) / len(rows),
                      "tool_calls_mean": sum(e.tool_calls for e in episodes) / len(rows)}
     else:

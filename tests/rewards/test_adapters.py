@@ -87,3 +87,29 @@ def test_environment_tools_in_verls_tool_agent_loop_lifecycle():
     assert score("arithmetic", transcript + "1023", "1023", {"prompt": "734+289="}) == 1.0
     assert score("arithmetic", transcript, "1023") == 0.0  # no answer after the result: the result is not the answer
     assert score("arithmetic", transcript + "1022", "1023") == 0.0
+
+
+def test_code_environment_as_a_verl_tool():
+    import asyncio
+
+    from rewards.adapters import as_verl_env_compute_score, verl_env_tools
+
+    (Tool,) = verl_env_tools("code")
+    tool = Tool(config={"type": "native"}, tool_schema=None)
+    schema = tool.get_openai_tool_schema()
+    schema = schema if isinstance(schema, dict) else schema.model_dump()
+    assert schema["function"]["name"] == "run_tests" and schema["function"]["parameters"]["required"] == ["program"]
+
+    async def call(program):
+        instance_id, _ = await tool.create(create_kwargs={"answer": "assert add(1, 2) == 3"})
+        try:
+            return await tool.execute(instance_id, {"program": program}, agent_data=None)
+        finally:
+            await tool.release(instance_id)
+
+    response, _, _ = asyncio.run(call("def add(a, b):\n    return a - b"))
+    assert response.text == "test 1/1: AssertionError at test line 1: assert add(1, 2) == 3"
+    score = as_verl_env_compute_score("code")
+    transcript = "<tool_call>...</tool_call>\n<tool_response>\ntest 1/1: AssertionError ...\n</tool_response>\n"
+    assert score("code", transcript + "def add(a, b):\n    return a + b", "assert add(1, 2) == 3") == 1.0
+    assert score("code", transcript, "assert add(1, 2) == 3") == 0.0

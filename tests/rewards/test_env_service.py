@@ -80,3 +80,15 @@ def test_sessions_are_backpressure(server):
     assert httpx.post(f"{server}/seed_session", json={"task": {"answer": "1"}}, headers=AUTH).status_code == 200
     for sid in opened[1:]:
         httpx.post(f"{server}/close_session", json={"session_id": sid}, headers=AUTH)
+
+
+def test_the_code_environment_over_http_runs_tests_then_verifies():
+    """The code environment's tool is an endpoint too: a client runs the tests, reads the failure,
+    and its final answer is what /verify scores."""
+    with running_server(["serve-env", "--env", "code", "--token", TOKEN, "--log-level", "warning"]) as url:
+        with httpx.Client(base_url=url, headers=AUTH, timeout=60) as client:
+            client.post("/seed_session", json={"task": {"prompt": "Write add(a, b).", "answer": "assert add(1, 2) == 3"}})
+            out = client.post("/run_tests", json={"program": "def add(a, b):\n    return a - b"}).json()
+            assert out == {"output": "test 1/1: AssertionError at test line 1: assert add(1, 2) == 3"}
+            right = client.post("/verify", json={"message": "def add(a, b):\n    return a + b"}).json()
+            assert right["reward"] == 1.0

@@ -56,3 +56,28 @@ def test_code_environment_reward_is_the_final_attempts():
     assert run_step(one, "def add(a, b):\n    return 0").done and one.reward() == 0.0  # no second try
     with pytest.raises(ValueError, match="no 'answer' column"):
         build_env("code")().reset({"tests": "assert True"})
+
+
+def test_code_environment_run_tests_tool_gives_tool_calling_trainers_the_second_try():
+    """TRL / verl / HTTP turns are tool calls: `run_tests(program)` returns the feedback, at most
+    max_attempts - 1 times, and the reward is still the final message's."""
+    from rewards.adapters import trl_environment
+
+    env = build_env("code:max_attempts=3")()
+    assert [t.__name__ for t in env.tools()] == ["run_tests"]
+    assert env.run_tests("def add(a, b): return a + b").startswith("error: no problem yet")
+    env.reset({"answer": "assert add(1, 2) == 3"})
+    assert env.run_tests("def add(a, b):\n    return a - b") == "test 1/1: AssertionError at test line 1: assert add(1, 2) == 3"
+    assert env.run_tests("def add(a, b):\n    return a + b") == "all tests passed"
+    assert env.run_tests("def add(a, b):\n    return a + b").startswith("error: no test runs left")
+    assert env.reward() == 0.0  # a passing test run is not an answer
+    args = trl_environment("code")
+    trl_env = args["environment_factory"]()
+    assert trl_env.reset(prompt="Write add(a, b).", answer="assert add(1, 2) == 3") is None
+    assert "Args:" in trl_env.run_tests.__doc__  # TRL builds the tool's schema from the signature and docstring
+    assert trl_env.run_tests("def add(a, b):\n    return a * b").startswith("test 1/1: AssertionError")
+    final = [{"role": "assistant", "content": "```python\ndef add(a, b):\n    return a + b\n```"}]
+    assert args["reward_funcs"][0](["Write add(a, b)."], [final], environments=[trl_env]) == [1.0]
+    forged = [{"role": "assistant", "content": "all tests passed"}]  # the tool's words as the answer pass nothing
+    trl_env.reset(prompt="Write add(a, b).", answer="assert add(1, 2) == 3")
+    assert args["reward_funcs"][0](["Write add(a, b)."], [forged], environments=[trl_env]) == [0.0]
