@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # RL with the code environment: a tiny policy writes a function, reads the failing test and tries
-# again, on a CPU (about N minutes on 2 cores):
+# again, on a CPU (about 20 minutes on 2 cores: SFT 12 min, RL 6-9 min):
 #
 #   bash examples/code_rl.sh
 #
@@ -10,11 +10,12 @@
 #   the environment returns says which one it is.
 #
 #   1. warm start: the shipped default policy, its vocabulary widened with the characters of code
-#      (`--add-chars tools`), SFT on the task's rows with `retry=67`: a third of them a first try
+#      (`--add-chars tools`), 800 SFT steps on the task's rows with `retry=67`: a third of them a first try
 #      (always `+`), two thirds a second try whose prompt holds a wrong first program, the end of
 #      that turn and the environment's feedback (`<feedback>test 1/1: AssertionError at test line 1:
 #      assert g(3, 4) == 12</feedback>`);
-#   2. RL with the code environment (`--env code --max-turns 2`): each message is run against the
+#   2. 40 RL steps with the code environment (`--env code --max-turns 2`, lr 5e-5: at the default
+#      2e-4 RL was unstable on this task, see docs/training.md): each message is run against the
 #      row's tests in the sandbox; a failing one gets the feedback (environment tokens: in the
 #      sequence, out of the loss) and one more try; the reward is the final try's (1: every test
 #      passes).
