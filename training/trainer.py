@@ -177,10 +177,7 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     before = heldout_eval(run, eval_rows)
     summary = {"accuracy_before": before.get("accuracy"), "badly_wrong_before": before.get("badly_wrong"),
                "policy": str(run.config.model or "default"), "reward": run.config.reward}
-    if "tool_use_rate" in before:  # --env with tools: how often the greedy episodes call one
-        summary["tool_use_before"] = before["tool_use_rate"]
-    if "first_turn_accuracy" in before:  # --env: how often one turn is enough
-        summary["first_turn_accuracy_before"] = before["first_turn_accuracy"]
+    summary.update(_episode_summary(before, "before"))
     if summary["accuracy_before"] is not None:
         tools = f", tool calls in {before['tool_use_rate']:.1%} of answers" if "tool_use_rate" in before else ""
         turns = f", right at the first turn {before['first_turn_accuracy']:.1%}" if "first_turn_accuracy" in before else ""
@@ -188,15 +185,19 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     return 0, summary
 
 
+def _episode_summary(heldout: dict[str, float], when: str) -> dict[str, float]:
+    """--env: how often the greedy episodes call a tool (environments with text tool calls) and
+    are right at the first turn, as summary.json names them (`tool_use_before`, ...)."""
+    names = {"tool_use_rate": "tool_use", "first_turn_accuracy": "first_turn_accuracy"}
+    return {f"{name}_{when}": heldout[key] for key, name in names.items() if key in heldout}
+
+
 def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start: float, stopped: dict | None) -> dict[str, Any]:
     """The end: accuracy after, the final policy, summary.json and the report."""
     c, accelerator = run.config, run.accelerator
     after = heldout_eval(run, eval_rows)
     summary["accuracy_after"], summary["badly_wrong_after"] = after.get("accuracy"), after.get("badly_wrong")
-    if "tool_use_rate" in after:
-        summary["tool_use_after"] = after["tool_use_rate"]
-    if "first_turn_accuracy" in after:
-        summary["first_turn_accuracy_after"] = after["first_turn_accuracy"]
+    summary.update(_episode_summary(after, "after"))
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
     summary["bad_steps_total"] = run.counters["bad_steps_total"]

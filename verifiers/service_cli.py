@@ -17,7 +17,6 @@ from typing import Any
 from rewardlab.config import add_config_args, config_from_args, opt
 
 
-
 @dataclass(frozen=True)
 class ServeVerifierConfig:
     host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 exposes it to the network: use --token)")

@@ -264,7 +264,7 @@ class FunctionTask:
         for row in draw_problems(self, n, seed, split, key="key"):
             del row["key"]
             if self.retry:
-                if retry_rng.random() * 100 < self.retry and len(self.ops) > 1:
+                if retry_rng.random() * 100 < self.retry:
                     first = retry_rng.choice([o for o in self.ops if o != row["op"]])
                     row["prompt"] += self.program(row, first) + EOS_TEXT + self.feedback(row)
                     row["solution"] = self.program(row, row["op"])

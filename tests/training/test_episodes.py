@@ -188,20 +188,20 @@ def test_code_environment_episodes_get_a_second_try_with_the_feedback_masked():
         assert env_text.startswith("<feedback>") and env_text.endswith("</feedback>")
 
 
-class SlowEnv:
-    """Each step waits 0.2 s (as a sandbox run does) and answers with the thread that ran it."""
+class MeetingEnv:
+    """Each step waits at a barrier for one other step: stepped one after another, it breaks."""
 
     concurrent = True
     stop = ()
+    barrier = None
 
     def reset(self, row):
         return None
 
     def step(self, message):
         import threading
-        import time
 
-        time.sleep(0.2)
+        MeetingEnv.barrier.wait()
         return Turn(observation=f"{message}@{threading.get_ident()}", done=False)
 
     def reward(self):
@@ -209,24 +209,20 @@ class SlowEnv:
 
 
 def test_steps_of_concurrent_environments_run_at_once_and_keep_their_order():
-    import time
+    import threading
 
     from training.episodes import _step_all
 
-    envs, messages = [SlowEnv() for _ in range(8)], [str(i) for i in range(8)]
-    start = time.monotonic()
+    envs, messages = [MeetingEnv() for _ in range(8)], [str(i) for i in range(8)]
+    MeetingEnv.barrier = threading.Barrier(2, timeout=10)  # two steps must be in flight together
     turns = _step_all(envs, messages)
-    assert time.monotonic() - start < 0.2 * 8 / 2  # at least twice as fast as one after another
     assert [t.observation.split("@")[0] for t in turns] == messages  # each answer is its own episode's
-    assert len({t.observation.split("@")[1] for t in turns}) > 1
-    SlowEnv.concurrent = False  # an environment that does not say so is stepped one at a time, in this thread
+    MeetingEnv.concurrent, MeetingEnv.barrier = False, threading.Barrier(1)  # one that does not say so: in this thread
     try:
-        import threading
-
         turns = _step_all(envs[:2], messages[:2])
         assert {t.observation.split("@")[1] for t in turns} == {str(threading.get_ident())}
     finally:
-        SlowEnv.concurrent = True
+        MeetingEnv.concurrent = True
 
 
 def test_rl_with_the_code_environment_on_the_function_task(tmp_path):
