@@ -253,6 +253,7 @@ class CodeEnv:
     attempts: int = field(default=0, init=False)
     test_runs: int = field(default=0, init=False)
     passed: bool = field(default=False, init=False)
+    verdict: str | None = field(default=None, init=False)  # the last try's verdict (`verifiers.Verdict` value)
     _tests: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -265,18 +266,18 @@ class CodeEnv:
         if row.get(self.column) is None:
             raise ValueError(f"code: the row has no {self.column!r} column (the tests); its columns: {sorted(row)} (set column=NAME)")
         self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"))
-        self.attempts, self.test_runs, self.passed = 0, 0, False
+        self.attempts, self.test_runs, self.passed, self.verdict = 0, 0, False, None
         return None
 
-    def _check(self, program: str) -> tuple[bool, str]:
+    def _check(self, program: str) -> tuple[bool, str, str]:
         from verifiers import verify
 
         result = verify(program, self._tests or "", kind="code")
-        return result.correct, (result.detail or result.verdict.value)[:MAX_FEEDBACK]
+        return result.correct, (result.detail or result.verdict.value)[:MAX_FEEDBACK], result.verdict.value
 
     def step(self, message: str) -> Turn:
         self.attempts += 1
-        self.passed, detail = self._check(message)
+        self.passed, detail, self.verdict = self._check(message)
         if self.passed or self.attempts >= self.max_attempts:
             return Turn(done=True)
         return Turn(observation=f"<feedback>{detail}</feedback>")
@@ -295,15 +296,20 @@ class CodeEnv:
         self.test_runs += 1
         if self.test_runs >= self.max_attempts:  # the final message is the last try
             return "error: no test runs left; answer with your program"
-        passed, detail = self._check(str(program))
+        passed, detail, _ = self._check(str(program))
         return "all tests passed" if passed else detail
 
     def tools(self) -> list[Callable[..., str]]:
         """`run_tests`, for trainers whose turns are tool calls (see the class docstring)."""
         return [self.run_tests]
 
-    def reward(self) -> float:
-        return 1.0 if self.passed else 0.0
+    def reward(self) -> float | None:
+        """1 when the final try passes every test, 0 when it fails one; None - not applicable,
+        counted, never a silent 0 - when it could not be judged (unreadable tests, a timeout, the
+        sandbox failing), as the code verifier's reward does."""
+        from rewards.verifier import DEFAULT_VERDICT_REWARDS
+
+        return DEFAULT_VERDICT_REWARDS[self.verdict] if self.verdict else 0.0
 
 
 # ---------------------------------------------------------------- registry

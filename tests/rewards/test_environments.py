@@ -81,3 +81,18 @@ def test_code_environment_run_tests_tool_gives_tool_calling_trainers_the_second_
     forged = [{"role": "assistant", "content": "all tests passed"}]  # the tool's words as the answer pass nothing
     trl_env.reset(prompt="Write add(a, b).", answer="assert add(1, 2) == 3")
     assert args["reward_funcs"][0](["Write add(a, b)."], [forged], environments=[trl_env]) == [0.0]
+
+
+def test_code_environment_gives_none_not_zero_when_a_try_cannot_be_judged():
+    """Unreadable tests or a timeout are not the policy's failure: None (counted), as the code verifier's reward gives."""
+    env = build_env("code:max_attempts=1")()
+    env.reset({"answer": "assert add(1, 2) == 3"})
+    assert run_step(env, "def add(a, b):\n    while True:\n        pass\n    return 3\nadd(0, 0)").done
+    assert env.verdict == "timeout" and env.reward() is None
+    env.reset({"answer": "[{\"input\": 1"})  # tests that cannot be read
+    run_step(env, "print(3)")
+    assert env.verdict == "bad_gold" and env.reward() is None
+    env.reset({"answer": "assert add(1, 2) == 3"})
+    run_step(env, "def add(a, b):\n    return 4")
+    assert env.verdict == "incorrect" and env.reward() == 0.0
+    assert build_env("code")().reward() == 0.0  # no try at all
