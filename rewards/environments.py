@@ -231,7 +231,8 @@ class CodeEnv:
     r"""The policy's program is run against the row's tests in the sandbox (the `code` verifier);
     a failing attempt gets the test output back (`<feedback>test 1/3: AssertionError at test line
     1: assert add(1, 2) == 3</feedback>`, as a test runner would show it) and another try, up to
-    `max_attempts`. The reward is the final attempt's: 1 when every test passes, else 0.
+    `max_attempts`. The reward is the final attempt's: 1 when every test passes, 0 when one fails,
+    None when it could not be judged (see `reward`).
 
     >>> env = build_env("code")()
     >>> env.reset({"prompt": "Write add(a, b).", "answer": "assert add(1, 2) == 3"})
