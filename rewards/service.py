@@ -9,7 +9,10 @@
   `{"rewards": [... or null], "metrics": {...}}` (+ `step_rewards`, `step_ends` for dense rewards)
 - `GET /health` -> `{"status": "ok", "reward": SPEC}`
 
-Bad requests get a 4xx answer naming the field. The protections are the verifier service's
+Bad requests get a 4xx answer naming the field. The OpenRLHF route, which one-item clients call
+thousands of times a second, is a lean JSON endpoint (`rewardlab.service.JSONEndpoint`: the standard
+`json` parser and field checks of its own) rather than a FastAPI request model, whose per-request
+cost in the main process was the limit with 64 single-item clients. The protections are the verifier service's
 (`rewardlab.service.add_protections` with `ServiceLimits`): bearer token (401), body size (413),
 items per request (413), requests in flight (429 + Retry-After); `/health` stays open.
 
@@ -53,17 +56,10 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
-    from rewardlab.service import add_protections, batched, check_items, items_field, make_batcher
+    from rewardlab.service import JSONEndpoint, add_protections, batched, check_items, items_field, list_field, make_batcher
 
     app = FastAPI(title="rewardlab reward service", version="1")
     add_protections(app, limits)
-
-    class OpenRLHFRequest(BaseModel):
-        query: list[str] = items_field(app, "prompt + response texts")
-        prompts: list[str] | None = Field(None, max_length=app.state.limits.max_items,
-                                          description="the prompt of each query (older OpenRLHF sends only `query`)")
-        labels: list[Any] | None = Field(None, max_length=app.state.limits.max_items,
-                                         description="gold labels, given to the reward as column `answer` (the types it expects)")
 
     class BatchRequest(BaseModel):
         prompts: list[Any] = items_field(app, "prompts (strings or chat messages)")
@@ -115,19 +111,25 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
         """Micro-batching counters: batches, items, mean batch size, refused and expired requests."""
         return {"batching": batcher.stats(), "itemwise": merge}
 
-    async def remote_rm(request: OpenRLHFRequest) -> dict[str, Any]:
-        check_items(app, len(request.query))
+    async def remote_rm(data: Any) -> dict[str, Any]:
+        """OpenRLHF's request: `query` (prompt + response texts), `prompts` (optional: older
+        OpenRLHF sends only `query`), `labels` (optional gold labels, given to the reward as column
+        `label_column`); other fields (`metas`, ...) are ignored."""
+        if not isinstance(data, dict):
+            raise HTTPException(422, 'body: expected a JSON object such as {"query": [...], "prompts": [...], "labels": [...]}')
+        query = list_field(app, data, "query", str, required=True)
+        prompts, labels = list_field(app, data, "prompts", str), list_field(app, data, "labels")
         try:
-            prompts, completions, columns = openrlhf_inputs(request.query, request.prompts, request.labels, {}, label_column)
+            prompts, completions, columns = openrlhf_inputs(query, prompts, labels, {}, label_column)
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
         part = await scored(prompts, completions, columns)
         out = openrlhf_outputs(reward, part["values"], part["metrics"], none_score)
         out["extra_logs"] = _finite(out["extra_logs"])
-        return JSONResponse(out)  # plain JSON: skips FastAPI's per-request encoding pass (a cost per item for one-item clients)
+        return out
 
-    app.post("/get_reward")(remote_rm)
-    app.post("/")(remote_rm)
+    for path in ("/get_reward", "/"):  # one-item clients: a lean route, not FastAPI's request model (see JSONEndpoint)
+        app.router.add_route(path, JSONEndpoint(remote_rm), methods=["POST"])
 
     @app.post("/reward")
     async def batch(request: BatchRequest) -> dict[str, Any]:

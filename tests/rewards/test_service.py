@@ -81,6 +81,36 @@ def test_non_finite_label_is_a_4xx(server):
     assert response.status_code == 400 and "column 'answer' item 1 is nan" in response.text
 
 
+@pytest.mark.parametrize(
+    "body, status, fragment",
+    [
+        ('{"query": ["1"', 422, "body (at character 14): not valid JSON"),  # cut short
+        (b'{"query": ["\xff"]}', 422, "not valid JSON"),  # not UTF-8
+        ("[" * 100_000 + "]" * 100_000, 413, "bytes"),  # over the 4 KiB body limit before any parsing
+        ("[" * 1_000 + "]" * 1_000, 422, "body: JSON nested too deeply"),  # under the limit: Python's parser recurses
+        ('["12+3=15"]', 422, "body: expected a JSON object"),
+        ('{"query": "12+3=15"}', 422, "query: expected a list, got a string"),
+        ('{"query": null}', 422, "query: field required"),
+        ('{"query": ["a", 1, null]}', 422, "query[1]: expected a string, got a number (2 items are not)"),
+        ('{"query": ["a"], "prompts": [{"p": 1}]}', 422, "prompts[0]: expected a string, got an object"),
+        ('{"query": ["a"], "labels": "15"}', 422, "labels: expected a list, got a string"),
+        ('{"query": ["12+3=15"], "prompts": ["12+3="], "labels": ["15"], "metas": [{}]}', 200, '"rewards": [1.5]'),
+    ],
+    ids=["cut-short", "not-utf8", "nested-over-limit", "nested", "a-list", "query-a-string", "query-null", "query-items",
+         "prompts-items", "labels-a-string", "extra-fields"],
+)
+def test_openrlhf_route_checks_the_body(server, body, status, fragment):
+    # the OpenRLHF route is a lean JSON endpoint (not a FastAPI model): it checks each field itself
+    response = httpx.post(f"{server}/get_reward", content=body, headers={**AUTH, "content-type": "application/json"}, timeout=60)
+    assert (response.status_code, fragment in response.text) == (status, True), (response.status_code, response.text[:300])
+
+
+def test_openrlhf_route_answers_other_methods_405(server):
+    assert httpx.get(f"{server}/get_reward", headers=AUTH, timeout=30).status_code == 405
+    assert httpx.post(f"{server}/", json={"query": ["12+3=15"], "prompts": ["12+3="], "labels": ["15"]}, headers=AUTH,
+                      timeout=30).json()["rewards"] == [1.5]
+
+
 def test_cli_bad_spec_lists_valid_names(capsys):
     from rewardlab.cli import main
 
