@@ -12,7 +12,7 @@ greedy accuracy before and after, the gain and the badly-wrong rate as mean +- s
 with the worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts
 (which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
 at once with one torch thread each (the same total work on a 2-core machine). Not a test; not run
-in CI: about 10 minutes per seed for bt, 20 for qrm and prm, on 2 CPU cores.
+in CI: about 10 minutes per seed for bt, 20 for qrm and prm (its four RL runs 2-3 min each), on 2 CPU cores.
 """
 
 from __future__ import annotations

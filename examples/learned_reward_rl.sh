@@ -44,7 +44,7 @@ if [ "$KIND" = prm ]; then
   for refine in raw clip delta clip-delta; do
     log "RL with prm:$refine alone (token-level returns: reinforce_pp)"
     rewardlab rl --model "$POLICY" --data "$TASK" --reward "prm:$OUT/rm/final:$refine" --estimator reinforce_pp \
-      --max-new-tokens 21 --group-size 8 --prompts-per-step 32 --lr 5e-5 --steps 100 --rollback-on-alarm \
+      --max-new-tokens 21 --group-size 8 --prompts-per-step 64 --lr 5e-5 --steps 100 --rollback-on-alarm \
       --seed "$SEED" --output-dir "$OUT/rl-$refine" \
       | tee "$OUT/rl-$refine.log"
   done
