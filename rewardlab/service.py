@@ -259,13 +259,15 @@ def list_field(app: Any, data: dict, name: str, of: Optional[type] = None, requi
         bad = [i for i, v in enumerate(value) if not isinstance(v, of)]
         if bad:
             more = f" ({len(bad)} items are not)" if len(bad) > 1 else ""
-            raise HTTPException(422, f"{name}[{bad[0]}]: expected {_json_type(of())}, got {_json_type(value[bad[0]])}{more}")
+            raise HTTPException(422, f"{name}[{bad[0]}]: expected {_JSON_TYPES.get(of, of.__name__)}, got {_json_type(value[bad[0]])}{more}")
     return value
 
 
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
 def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
+    return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def check_items(app: Any, n: int) -> None:

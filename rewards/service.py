@@ -12,9 +12,10 @@
 Bad requests get a 4xx answer naming the field. The OpenRLHF route, which one-item clients call
 thousands of times a second, is a lean JSON endpoint (`rewardlab.service.JSONEndpoint`: the standard
 `json` parser and field checks of its own) rather than a FastAPI request model, whose per-request
-cost in the main process was the limit with 64 single-item clients. The protections are the verifier service's
-(`rewardlab.service.add_protections` with `ServiceLimits`): bearer token (401), body size (413),
-items per request (413), requests in flight (429 + Retry-After); `/health` stays open.
+cost in the main process was the limit with 64 single-item clients. The protections are the
+verifier service's (`rewardlab.service.add_protections` with `ServiceLimits`): bearer token (401),
+body size (413), items per request (413), requests in flight (429 + Retry-After); `/health` stays
+open.
 
 Micro-batching (`rewardlab.batching`): requests wait in a queue and a consumer scores the items of
 concurrent requests in one reward call (one call at a time, on a worker thread: a reward keeps the
