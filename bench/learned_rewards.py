@@ -11,8 +11,9 @@ Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta), i
 greedy accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation
 with the worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts
 (which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
-at once with one torch thread each (the same total work on a 2-core machine). Not a test; not run
-in CI: about 10 minutes per seed for bt, 20 for qrm and prm (its four RL runs 2-3 min each), on 2 CPU cores.
+at once; every RM trains on one torch thread whatever `--parallel` is, because the thread count
+changes the RM's bits (and so every number after it). Not a test; not run in CI: about 10 minutes
+per seed for bt, 20 for qrm and prm (its four RL runs 2-3 min each), on 2 CPU cores.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", choices=sorted(ARMS), default="bt")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
-    parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each with 2 // parallel torch threads)")
+    parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each RM on one torch thread, whatever --parallel)")
     parser.add_argument("--out-dir", type=Path, default=None, help="default: runs/bench-learned-RECIPE")
     parser.add_argument("--bt-from", type=Path, default=None,
                         help="qrm: the --out-dir of a finished bt bench over the same seeds, whose data and BT RMs it reuses")
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out_dir = (args.out_dir or ROOT / "runs" / f"bench-learned-{args.recipe}").resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    threads = max(1, 2 // max(args.parallel, 1))
+    threads = 1  # the documented numbers' thread count: another one gives other RMs (floats summed in another order)
     load_before, start = os.getloadavg(), time.time()
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
         bt_from = args.bt_from.resolve() if args.bt_from and args.recipe == "qrm" else None

@@ -19,7 +19,10 @@ set -euo pipefail
 KIND=${1:-bt}
 OUT=${OUT:-runs/learned-reward-$KIND}
 SEED=${SEED:-0}
-THREADS=${THREADS:-2}   # torch threads for RM training (the RL loop uses 1: tiny models gain nothing from more)
+THREADS=${THREADS:-1}   # torch threads for RM training. 1: the documented numbers were made with one thread, and
+                        # another count sums floats in another order, so the RM (and all after it) comes out
+                        # different (the seed-0 PRM: the same bits to step 150, then apart); it also keeps a busy
+                        # 2-core machine off the thread cliff. The RL loop uses 1 (tiny models gain nothing from more).
 case "$KIND" in bt|qrm|prm) ;; *) echo "learned_reward_rl.sh: unknown kind '$KIND'; use bt, qrm or prm" >&2; exit 2 ;; esac
 if [ -e "$OUT" ]; then
   echo "learned_reward_rl.sh: $OUT exists; remove it or set OUT=another/folder" >&2
