@@ -158,7 +158,7 @@ def spread(values: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each with 2 // parallel torch threads)")
+    parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each QRM on one torch thread, whatever --parallel)")
     parser.add_argument("--warm-steps", type=int, default=300)
     parser.add_argument("--rm-steps", type=int, default=1500)
     parser.add_argument("--rl-steps", type=int, default=200)
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(args.data_from.resolve() / "warm", out / "warm")  # the same bits as that run's warm start
     warm = warm_start(out, args.warm_steps)
     before = rate_policy(warm)
-    threads = max(1, 2 // max(args.parallel, 1))
+    threads = 1  # the thread count changes the QRM's bits (floats summed in another order): one, always
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
         results = list(pool.map(lambda s: run_seed(s, warm, out, threads, args.rm_steps, args.rl_steps, args.rm_lr, args.rank_coef,
                                                     args.init_from_bt, args.data_from, args.qrm_from, args.beside), seeds))
