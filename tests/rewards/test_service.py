@@ -87,7 +87,8 @@ def test_non_finite_label_is_a_4xx(server):
         ('{"query": ["1"', 422, "body (at character 14): not valid JSON"),  # cut short
         (b'{"query": ["\xff"]}', 422, "not valid JSON"),  # not UTF-8
         ("[" * 100_000 + "]" * 100_000, 413, "bytes"),  # over the 4 KiB body limit before any parsing
-        ("[" * 1_000 + "]" * 1_000, 422, "body: JSON nested too deeply"),  # under the limit: Python's parser recurses
+        # under the limit: Python 3.11's parser gives up at this depth ("nested too deeply"), newer ones parse a list
+        ("[" * 1_000 + "]" * 1_000, 422, '{"detail": "body: '),
         ('["12+3=15"]', 422, "body: expected a JSON object"),
         ('{"query": "12+3=15"}', 422, "query: expected a list, got a string"),
         ('{"query": null}', 422, "query: field required"),
