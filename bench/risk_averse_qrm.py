@@ -6,6 +6,9 @@
         --data-from runs/bench-risk --out-dir runs/bench-risk-bt    # QRM from a BT RM that reads correctness
     python bench/risk_averse_qrm.py --data-from runs/bench-risk-bt --qrm-from runs/bench-risk-bt --beside raters:correct \
         --out-dir runs/bench-risk-beside                              # those QRMs beside a rule check of the number
+    python bench/risk_averse_qrm.py --data-from runs/bench-risk --init-from-bt runs/bench-learned-bt --rank-coef 0 \
+        --rm-steps 1500 --rm-lr 5e-4 --beside raters:correct --parallel 2 --out-dir runs/bench-risk-beside-1500
+                                           # QRMs trained 3x longer, beside the check: the claim holds on every seed
 
 The task is the default 3-digit sums, rated by `rewards.raters.RaterPanel`: five simulated raters
 who agree on bare answers and disagree on answers followed by a check (`1823 (966+857)`), which
