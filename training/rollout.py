@@ -17,6 +17,7 @@ same `sample` on GPU.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -204,7 +205,11 @@ def _decode(model: Any, cache_arg: str, prompt_ids: torch.Tensor, prompt_mask: t
     cache = getattr(out, cache_arg)
     if num_samples > 1:
         cache.batch_repeat_interleave(num_samples)
-    mask = prompt_mask.repeat_interleave(num_samples, dim=0)
+    _reserve(cache, max_new_tokens - 1)
+    n, p = len(prompt_ids) * num_samples, prompt_mask.shape[1]
+    full_mask = torch.ones(n, p + max(max_new_tokens - 1, 0), dtype=prompt_mask.dtype, device=prompt_mask.device)
+    full_mask[:, :p] = prompt_mask.repeat_interleave(num_samples, dim=0)
+    mask = full_mask[:, :p]
     position = position_ids[:, -1:].repeat_interleave(num_samples, dim=0)
     logits = out.logits[:, -1].repeat_interleave(num_samples, dim=0)
     eos = torch.tensor(sorted(eos_ids), device=prompt_ids.device)
@@ -224,12 +229,46 @@ def _decode(model: Any, cache_arg: str, prompt_ids: torch.Tensor, prompt_mask: t
             done = done | stopper(torch.stack(tokens, 1), None).to(done.device)
         if bool(done.all()) or step == max_new_tokens - 1:
             break
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        mask = full_mask[:, : mask.shape[1] + 1]
         position = position + 1
         out = model(input_ids=nxt[:, None], attention_mask=mask, position_ids=position, use_cache=True,
                     logits_to_keep=1, **{cache_arg: cache})
         cache, logits = getattr(out, cache_arg), out.logits[:, -1]
     return torch.stack(tokens, dim=1) if tokens else torch.empty(len(mask), 0, dtype=torch.long, device=mask.device)
+
+
+def _reserve(cache: Any, tokens: int) -> None:
+    """Reserve room for `tokens` more positions in each plain dynamic layer of `cache` (transformers'
+    `DynamicLayer`; other layers, e.g. sliding-window ones, keep their own update). Such a layer
+    then writes new states into the room and hands attention views of the filled part, where it
+    used to concatenate (copy) its whole cache at every decoding step. Attention reads the same
+    values, so the outputs are the same bits (tests/training/test_rollout.py)."""
+    from transformers.cache_utils import DynamicLayer
+
+    for layer in getattr(cache, "layers", ()):
+        if tokens < 1 or type(layer) is not DynamicLayer or not layer.is_initialized or layer.keys.dim() != 4:
+            continue
+        length = layer.keys.shape[-2]
+        rooms = []
+        for states in (layer.keys, layer.values):
+            room = states.new_empty(*states.shape[:2], length + tokens, states.shape[-1])
+            room[..., :length, :] = states
+            rooms.append(room)
+        layer.keys, layer.values = rooms[0][..., :length, :], rooms[1][..., :length, :]
+        layer.update = functools.partial(_update_reserved, layer, *rooms)
+
+
+def _update_reserved(layer: Any, room_keys: torch.Tensor, room_values: torch.Tensor, key_states: torch.Tensor,
+                     value_states: torch.Tensor, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    start = layer.keys.shape[-2]
+    end = start + key_states.shape[-2]
+    if end > room_keys.shape[-2]:  # past the reserved room: concatenate again, as the dynamic layer does
+        del layer.update
+        return layer.update(key_states, value_states, *args, **kwargs)
+    room_keys[..., start:end, :] = key_states
+    room_values[..., start:end, :] = value_states
+    layer.keys, layer.values = room_keys[..., :end, :], room_values[..., :end, :]
+    return layer.keys, layer.values
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

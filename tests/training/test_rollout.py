@@ -92,6 +92,43 @@ def test_lean_decoder_matches_transformers_generate_greedy():
     assert ours.texts == [t for t in ref_texts for _ in range(2)]
 
 
+def test_reserved_kv_cache_gives_the_same_bits(monkeypatch):
+    # the decoding loop writes new keys/values into reserved room instead of concatenating the
+    # cache at every step: the same samples, token for token, greedy and sampled
+    import training.rollout as rollout
+
+    model, tok = tiny_policy(seed=3)
+    model.eval()
+    prompts = ["1+1=", "123+456=", "7=", "45+5="]
+    runs = []
+    for reserve in (True, False):
+        if not reserve:
+            monkeypatch.setattr(rollout, "_reserve", lambda cache, tokens: None)
+        torch.manual_seed(0)
+        sampled = sample(model, tok, prompts, 4, max_new_tokens=8, temperature=1.0)
+        greedy = sample(model, tok, prompts, 2, max_new_tokens=8, temperature=0)
+        runs.append((sampled.completion_ids, sampled.texts, greedy.completion_ids))
+    assert torch.equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1] and torch.equal(runs[0][2], runs[1][2])
+
+
+def test_reserved_kv_cache_grows_past_its_room():
+    # more positions than reserved: the layer falls back to concatenation, with the same values
+    from transformers.cache_utils import DynamicCache
+
+    from training.rollout import _reserve
+
+    states = [torch.randn(2, 1, 3, 4)] + [torch.randn(2, 1, 1, 4) for _ in range(3)]  # a prompt, then one token at a time
+    plain, reserved = DynamicCache(), DynamicCache()
+    for cache in (plain, reserved):
+        cache.update(states[0], states[0] + 1, 0)
+    _reserve(reserved, 2)
+    for x in states[1:]:  # three more positions, one past the room
+        a = plain.update(x, x + 1, 0)
+        b = reserved.update(x, x + 1, 0)
+        assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    assert reserved.get_seq_length() == 6 and "update" not in vars(reserved.layers[0])
+
+
 FILTER_CASES = [
     # (logits, top_p, top_k, kept positions)
     ([1.0, 3.0, 2.0, 0.0], 1.0, 2, [1, 2]),  # top-2 keeps the two largest
