@@ -111,21 +111,25 @@ def token_rewards(
             totals[i] = fill if totals[i] is None else totals[i]
     rewards = torch.zeros(n, c, dtype=torch.float32)
     lengths = completion_mask.sum(-1).tolist()
-    for i in range(n):
-        last = max(int(lengths[i]) - 1, 0)
-        rest = float(totals[i])
-        if scores.step_rewards is not None and scores.applicable[i]:
-            ends = token_char_ends(tokenizer, completion_ids[i, : int(lengths[i])].tolist())
-            text_end = ends[-1] if ends else 0
-            for value, char_end in zip(scores.step_rewards[i], scores.step_ends[i]):
-                # the final step's reward goes on the last token - the EOS that chose to stop there, where a
-                # PRM reads the last step - not on the step's last character: there, a penalty for stopping
-                # early would fall on the tokens before the stop, and the EOS, with no reward after it, would
-                # be reinforced (measured: Clip-Delta taught one-step answers, 69% -> 0% held-out)
-                tok = last if char_end >= text_end else next((k for k, e in enumerate(ends) if e >= char_end), last)
-                rewards[i, tok] += float(value)
-                rest -= float(value)
-        rewards[i, last] += rest
+    if scores.step_rewards is None:  # one total per completion, on its last token
+        last = torch.tensor([max(int(x) - 1, 0) for x in lengths], dtype=torch.long)
+        rewards[torch.arange(n), last] = torch.tensor([float(t) for t in totals], dtype=torch.float32)
+    else:  # dense: each step's value on the token where the step ends, the rest of the total on the last
+        for i in range(n):
+            last = max(int(lengths[i]) - 1, 0)
+            rest = float(totals[i])
+            if scores.applicable[i]:
+                ends = token_char_ends(tokenizer, completion_ids[i, : int(lengths[i])].tolist())
+                text_end = ends[-1] if ends else 0
+                for value, char_end in zip(scores.step_rewards[i], scores.step_ends[i]):
+                    # the final step's reward goes on the last token - the EOS that chose to stop there, where a
+                    # PRM reads the last step - not on the step's last character: there, a penalty for stopping
+                    # early would fall on the tokens before the stop, and the EOS, with no reward after it, would
+                    # be reinforced (measured: Clip-Delta taught one-step answers, 69% -> 0% held-out)
+                    tok = last if char_end >= text_end else next((k for k, e in enumerate(ends) if e >= char_end), last)
+                    rewards[i, tok] += float(value)
+                    rest -= float(value)
+            rewards[i, last] += rest
     applicable = torch.tensor(scores.applicable, dtype=completion_mask.dtype)
     return rewards.to(completion_mask.device), completion_mask * applicable.to(completion_mask.device)[:, None]
 

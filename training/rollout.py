@@ -80,14 +80,14 @@ def completion_mask_and_texts(
     the first stop string; otherwise it ran to max length (truncated). Returns
     `(completion_mask [N, C], truncated [N], texts)`."""
     n, c = completion_ids.shape
-    mask = torch.zeros(n, c, dtype=torch.long, device=completion_ids.device)
-    truncated = torch.zeros(n, dtype=torch.bool, device=completion_ids.device)
+    ends: list[int] = []
     texts: list[str] = []
-    rows = completion_ids.tolist()
-    for i, ids in enumerate(rows):
+    decoded: dict[tuple[int, ...], str] = {}  # a group's samples often repeat: decode each body once
+    for ids in completion_ids.tolist():
         end = next((k + 1 for k, t in enumerate(ids) if t in eos_ids), None)
         body = ids[: end - 1] if end is not None else ids
-        text = tokenizer.decode(body, skip_special_tokens=True)
+        key = tuple(body)
+        text = decoded[key] if key in decoded else decoded.setdefault(key, tokenizer.decode(body, skip_special_tokens=True))
         cut = min((p for p in (text.find(s) for s in stop or ()) if p >= 0), default=-1)
         if cut >= 0:
             # the first token whose prefix covers the stop string ends the completion
@@ -96,11 +96,11 @@ def completion_mask_and_texts(
                     end = k
                     break
             text = text[:cut]
-        if end is None:
-            end, truncated[i] = c, True
-        mask[i, :end] = 1
+        ends.append(c + 1 if end is None else end)  # c + 1: ran to max length (truncated)
         texts.append(text)
-    return mask, truncated, texts
+    end_t = torch.tensor(ends, dtype=torch.long, device=completion_ids.device).view(n)
+    mask = (torch.arange(c, device=completion_ids.device) < end_t[:, None]).long()
+    return mask, end_t > c, texts
 
 
 @torch.no_grad()
