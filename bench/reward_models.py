@@ -45,7 +45,8 @@ def run_ours(args: argparse.Namespace) -> dict:
         cfg = TrainRMConfig(kind="bt", backbone=args.backbone, output=out, steps=args.steps, batch_size=args.batch_size,
                             lr=args.lr, warmup_steps=0, max_seq_length=args.max_length, n_train=args.n_train, n_eval=args.n_eval,
                             eval_every=args.steps, save_every=args.steps, log_every=args.steps, seed=args.seed, max_grad_norm=1.0,
-                            cpu_threads=args.threads)  # the child set it: the trainer's own default would be 1 on 2 cores
+                            cpu_threads=args.threads,  # the child set it: the trainer's own default would be 1 on 2 cores
+                            padding_free=args.padding_free)
         result = train(cfg, progress=False)
         log = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     rate = [e for e in log if e["event"] == "train"][-1]["samples_per_s"]
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="run both trainers at the same time (one CPU thread each): on a machine shared with other work, "
                         "both then see the same load, so the ratio stays meaningful")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads per trainer (0 = all CPUs; --parallel: 1)")
+    p.add_argument("--padding-free", action="store_true", help="ours: train-rm --padding-free (the real tokens only, no padding compute)")
     p.add_argument("--only", choices=list(RUNNERS), help=argparse.SUPPRESS)  # child mode
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = p.parse_args(argv)
@@ -149,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = json.loads(line[len("RESULT "):])
     ours, trl = results["ours"], results["trl"]
     mode = "in parallel, 1 thread each" if args.parallel else "one after the other"
-    print(f"BT reward model, {args.steps} steps x {args.batch_size} pairs, max_length {args.max_length}, lr {args.lr}, fp32, {mode}")
+    load = os.getloadavg()[0]
+    print(f"BT reward model, {args.steps} steps x {args.batch_size} pairs, max_length {args.max_length}, lr {args.lr}, fp32, {mode}, "
+          f"ours {'padding-free' if args.padding_free else 'padded (length-sorted chunks)'}; {os.cpu_count()} cores, load {load:.2f}")
     print(f"{'':8} {'pairs/s':>9} {'peak RSS MB':>12} {'held-out acc':>13} {'wall s':>7} {'threads':>8}")
     for name, r in results.items():
         print(f"{name:8} {r['samples_per_s']:9.2f} {r['peak_rss_mb']:12.0f} {r['accuracy']:13.3f} {r['wall_s']:7.0f} {r['threads']:8d}")

@@ -120,3 +120,85 @@ def load_tokenizer(path_or_name: str):
         if tokenizer.pad_token is None:
             raise ValueError(f"the tokenizer of {path_or_name!r} has no pad, eos or unk token to pad with")
     return tokenizer
+
+
+# ---------------------------------------------------------------- padding-free (packed) forward
+# A batch of rows padded to the longest spends the backbone's linear layers (most of its compute)
+# on padding. Packed, the rows' real tokens form one sequence [1, T] with each row's positions
+# starting at 0; every layer but attention is per token, and attention runs per row: the packed
+# queries, keys and values are laid out [N, heads, longest, dim] for one masked SDPA call and the
+# real positions gathered back. The same as TRL's `padding_free`, which needs flash-attention
+# kernels (GPU); this path needs only PyTorch's SDPA. It applies to backbones whose attention goes
+# through transformers' attention interface and that take `position_ids`; `padding_free_mismatch`
+# checks that on a real batch before training uses it.
+PACKED_ATTENTION = "rewardlab_packed"
+
+
+def _packed_attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask: Any,
+                      dropout: float = 0.0, scaling: float | None = None, is_causal: bool | None = None, **kwargs: Any):
+    """transformers attention-interface function: query/key/value [1, heads, T, dim] of a packed
+    sequence -> ([1, T, heads, dim], None). Without a packing plan it is plain SDPA."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    plan = kwargs.pop("packed_plan", None)
+    if plan is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      is_causal=is_causal, **kwargs)
+    index, key_mask, real = plan  # [N, L] packed position of each row's token, [N, 1, 1, L] real keys, [T] rows' tokens in N*L
+
+    def by_row(x: torch.Tensor) -> torch.Tensor:  # [1, h, T, d] -> [N, h, L, d]
+        return x[0].index_select(1, index.reshape(-1)).view(x.shape[1], *index.shape, x.shape[3]).transpose(0, 1)
+
+    q, k, v = by_row(query), by_row(key), by_row(value)
+    causal = is_causal if is_causal is not None else getattr(module, "is_causal", False)
+    mask = key_mask & torch.ones(index.shape[1], index.shape[1], dtype=torch.bool, device=q.device).tril() if causal else key_mask
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=scaling,
+                                                           enable_gqa=q.shape[1] != k.shape[1])  # [N, h, L, d]
+    out = out.transpose(1, 2).reshape(index.numel(), out.shape[1], out.shape[3])
+    return out.index_select(0, real).unsqueeze(0), None
+
+
+def packed_hidden_states(backbone: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                         token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    """The backbone's last hidden states [N, L, H] for a right-padded batch, computed on the real
+    tokens only (padding positions come back as zeros; they are masked downstream)."""
+    from transformers import AttentionInterface
+
+    AttentionInterface.register(PACKED_ATTENTION, _packed_attention)  # idempotent
+    n, width = input_ids.shape
+    keep = attention_mask.bool()
+    lengths = keep.sum(1)
+    real = keep.reshape(-1).nonzero().squeeze(1)  # [T]
+    steps = torch.arange(width, device=input_ids.device)
+    index = torch.where(keep, (lengths.cumsum(0) - lengths)[:, None] + steps, 0)  # [N, L]
+    inputs = {"input_ids": input_ids[keep][None], "position_ids": steps.expand(n, width)[keep][None]}
+    if token_type_ids is not None:
+        inputs["token_type_ids"] = token_type_ids[keep][None]
+    config = backbone.config
+    before = config._attn_implementation
+    config._attn_implementation = PACKED_ATTENTION  # for this call only: the saved config keeps its own
+    try:
+        hidden = backbone(**inputs, packed_plan=(index, keep[:, None, None, :], real)).last_hidden_state[0]  # [T, H]
+    finally:
+        config._attn_implementation = before
+    return hidden.new_zeros(n * width, hidden.shape[-1]).index_copy(0, real, hidden).view(n, width, -1)
+
+
+def padding_free_mismatch(backbone: Any, inputs: dict[str, torch.Tensor]) -> str | None:
+    """None when the packed forward gives the padded forward's hidden states on `inputs` (a real
+    batch: input_ids, attention_mask[, token_type_ids]), else why not (a backbone whose attention
+    bypasses the interface, positions it computes itself, ...)."""
+    mask = inputs["attention_mask"]
+    with torch.no_grad():
+        try:
+            padded = backbone(**inputs).last_hidden_state
+            packed = packed_hidden_states(backbone, inputs["input_ids"], mask, inputs.get("token_type_ids"))
+        except Exception as exc:  # noqa: BLE001 - any failure means: use the padded forward
+            return f"the packed forward raised {type(exc).__name__}: {str(exc)[:200]}"
+    real = mask.bool()
+    a, b = padded[real].float(), packed[real].float()
+    diff = float((a - b).abs().max()) if a.numel() else 0.0
+    scale = float(a.abs().max()) if a.numel() else 0.0
+    if not diff <= 1e-3 * max(scale, 1.0):
+        return f"its hidden states differ from the padded forward's by up to {diff:.3g} (scale {scale:.3g})"
+    return None

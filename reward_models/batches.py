@@ -1,6 +1,6 @@
 """How training rows become the tensors of a `train-rm` step: token ids once per row
 (`encode_rows`), the batch order of every step (`BatchSampler`, prompts kept together by
-`rows_by_prompt`), the padded batch (`make_batch`) and a forward pass that skips most padding
+`rows_by_prompt`), the padded batch (`make_batch`) and a forward pass that skips padding compute
 (`forward_by_length`)."""
 
 from __future__ import annotations
@@ -104,12 +104,17 @@ def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
     return out
 
 
-def forward_by_length(model, inputs: dict[str, torch.Tensor], chunks: int, **kwargs: Any) -> dict[str, torch.Tensor]:
-    """The model's outputs for a right-padded batch, computed as `chunks` length-sorted pieces,
-    each cut to its own longest row: padding costs compute although it is masked, and a random
-    batch of short and long rows is ~30% padding. Outputs are identical to one padded forward
-    (padding is masked) and come back in the batch's order; per-token outputs are re-padded."""
+def forward_by_length(model, inputs: dict[str, torch.Tensor], chunks: int, padding_free: bool = False,
+                      **kwargs: Any) -> dict[str, torch.Tensor]:
+    """The model's outputs for a right-padded batch, skipping padding compute: padding costs
+    compute although it is masked, and a random batch of short and long rows is ~30% padding.
+    `padding_free`: one forward over the rows' real tokens only (`backbones.packed_hidden_states`,
+    for backbones where `padding_free_mismatch` found nothing); else `chunks` length-sorted pieces,
+    each cut to its own longest row. Outputs equal one padded forward's (padding is masked) up to
+    float rounding and come back in the batch's order; per-token outputs are re-padded."""
     n, width = inputs["input_ids"].shape
+    if padding_free:
+        return model(**inputs, padding_free=True, **kwargs)
     if chunks <= 1 or n < 2 * chunks:
         return model(**inputs, **kwargs)
     lengths = inputs["attention_mask"].sum(1)  # [N]

@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, PretrainedConfig, PreTrainedModel
 
-from reward_models.backbones import POOLERS, is_decoder_config, resolve_pooling
+from reward_models.backbones import POOLERS, is_decoder_config, packed_hidden_states, resolve_pooling
 
 KINDS = ("bt", "quantile", "prm")
 LM_HEADS = ("none", "tied", "own")
@@ -243,12 +243,17 @@ class RewardModel(PreTrainedModel):
         attention_mask: torch.Tensor,  # [N, T] 1 = token, 0 = right padding
         token_type_ids: torch.Tensor | None = None,  # [N, T] (encoders with segment embeddings)
         return_hidden: bool = False,  # also "hidden" [N, T, H], the last hidden states (for `lm_logits`)
+        padding_free: bool = False,  # run the backbone on the real tokens only (backbones.packed_hidden_states)
         **_: Any,
     ) -> dict[str, torch.Tensor]:
-        kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
-        if token_type_ids is not None and self.uses_token_types:
-            kwargs["token_type_ids"] = token_type_ids
-        hidden = self.backbone(**kwargs).last_hidden_state  # [N, T, H]
+        token_type_ids = token_type_ids if self.uses_token_types else None
+        if padding_free:
+            hidden = packed_hidden_states(self.backbone, input_ids, attention_mask, token_type_ids)  # [N, T, H]
+        else:
+            kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+            if token_type_ids is not None:
+                kwargs["token_type_ids"] = token_type_ids
+            hidden = self.backbone(**kwargs).last_hidden_state  # [N, T, H]
         pooled = POOLERS[self.pooling](hidden, attention_mask)  # [N, H]
         out = {"pooled": pooled, **self.head(pooled, hidden)}
         if return_hidden:

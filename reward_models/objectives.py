@@ -17,7 +17,8 @@ from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_b
 
 
 def _forward(model, batch, cfg) -> dict[str, torch.Tensor]:
-    return forward_by_length(model, batch["inputs"], batch["chunks"], **({"return_hidden": True} if cfg.lm_coef else {}))
+    return forward_by_length(model, batch["inputs"], batch["chunks"], batch.get("padding_free", False),
+                             **({"return_hidden": True} if cfg.lm_coef else {}))
 
 
 def _with_lm(model, out, batch, cfg, loss, stats):

@@ -159,6 +159,81 @@ def test_length_sorted_chunks_give_the_same_outputs(tiny_backbone, kind, key):
     assert torch.allclose(plain, chunked, atol=1e-5)
 
 
+def _ragged_batch(vocab: int, lengths=(5, 12, 3, 9, 7, 12, 4, 6)) -> dict[str, torch.Tensor]:
+    """Right-padded rows of different lengths."""
+    torch.manual_seed(0)
+    ids = torch.zeros(len(lengths), max(lengths), dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, n in enumerate(lengths):
+        ids[i, :n] = torch.randint(3, vocab, (n,))
+        mask[i, :n] = 1
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": (torch.arange(ids.shape[1]) >= 4).long().expand_as(ids) * mask}
+
+
+@pytest.mark.parametrize("backbone", ["tiny_backbone", "tiny_causal_lm"])  # bidirectional, and causal attention
+@pytest.mark.parametrize("kind, key", [("bt", "rewards"), ("prm", "step_logits")])
+def test_padding_free_forward_gives_the_padded_outputs_and_gradients(request, backbone, kind, key):
+    from reward_models.backbones import padding_free_mismatch
+    from reward_models.batches import forward_by_length
+    from reward_models.modeling import RewardModel
+
+    torch.manual_seed(0)
+    model = RewardModel.from_backbone(request.getfixturevalue(backbone), kind, keep_lm_head=False)
+    inputs = _ragged_batch(model.backbone.config.vocab_size)
+    real = inputs["attention_mask"].bool()
+    grads = []
+    for padding_free in (False, True):
+        model.zero_grad()
+        out = forward_by_length(model, inputs, 1, padding_free=padding_free, return_hidden=True)
+        values = out[key][real] if key == "step_logits" else out[key]
+        (values.square().sum() + out["hidden"][real].sum()).backward()
+        grads.append((values.detach(), out["hidden"][real].detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
+    (plain, plain_hidden, plain_grads), (packed, packed_hidden, packed_grads) = grads
+    assert torch.allclose(plain, packed, atol=1e-5) and torch.allclose(plain_hidden, packed_hidden, atol=1e-5)
+    assert plain_grads.keys() == packed_grads.keys() and len(plain_grads) > 4
+    for name, g in plain_grads.items():
+        assert torch.allclose(g, packed_grads[name], rtol=1e-4, atol=1e-6), name
+    keep = {k: v for k, v in inputs.items() if k != "token_type_ids" or model.uses_token_types}
+    assert padding_free_mismatch(model.backbone, keep) is None
+
+
+@pytest.fixture(scope="module")
+def tiny_roberta(tmp_path_factory) -> str:
+    """RoBERTa numbers positions from padding_idx + 1 (computed from the ids): packed positions from 0 differ."""
+    from transformers import RobertaConfig, RobertaModel
+
+    from reward_models.backbones import default_backbone_path, load_tokenizer
+
+    tokenizer = load_tokenizer(default_backbone_path())
+    config = RobertaConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=64, max_position_embeddings=258, pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("tiny-roberta")
+    RobertaModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def test_padding_free_is_checked_and_falls_back_with_a_note(tmp_path, tiny_backbone, tiny_roberta, capsys):
+    from reward_models.backbones import padding_free_mismatch
+    from reward_models.modeling import RewardModel
+
+    model = RewardModel.from_backbone(tiny_roberta, "bt").eval()
+    inputs = _ragged_batch(1000)
+    why = padding_free_mismatch(model.backbone, {k: v for k, v in inputs.items() if k != "token_type_ids"})
+    assert why is not None and "differ from the padded forward" in why
+    result = train(_cfg(tmp_path, tiny_roberta, "roberta", steps=2, eval_every=2, save_every=2, padding_free=True), progress=False)
+    start = json.loads((tmp_path / "roberta" / "metrics.jsonl").read_text().splitlines()[0])
+    assert start["event"] == "start" and start["padding_free"] is False and result["steps"] == 2
+    assert "padding-free batches off (its hidden states differ" in capsys.readouterr().out
+    train(_cfg(tmp_path, tiny_backbone, "bert", steps=2, eval_every=2, save_every=2, padding_free=True), progress=False)
+    start = json.loads((tmp_path / "bert" / "metrics.jsonl").read_text().splitlines()[0])
+    assert start["padding_free"] is True
+    off = train(_cfg(tmp_path, tiny_backbone, "bert-off", steps=2, eval_every=2, save_every=2), progress=False)  # the default
+    start = json.loads((tmp_path / "bert-off" / "metrics.jsonl").read_text().splitlines()[0])
+    assert start["padding_free"] is False and off["steps"] == 2
+
+
 class _RunsCode:
     """A pickle payload that makes a directory when unpickled: the stand-in for a tampered checkpoint."""
 
