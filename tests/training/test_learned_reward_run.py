@@ -12,14 +12,18 @@ from training.policy import default_policy_path
 
 # Measured over seeds 0-4 of rm-data, train-rm and rl from the shipped policy (seed 0 is this test), one 2-core
 # machine, RM data from the task's rm pool and RL prompts from its rl pool (disjoint):
-#   pairwise accuracy      >= 0.95 (seed 0)  0.997  0.987  0.990  0.992   (bound 0.95)
-#   best-of-8 over random  >= +0.25 (seed 0) +0.39  +0.36  +0.38  +0.40   (bound +0.25)
+#   pairwise accuracy      >= 0.95 (seed 0)  0.997  0.987  0.990  0.992   (bound 0.85, see below)
+#   best-of-8 over random  >= +0.25 (seed 0) +0.39  +0.36  +0.38  +0.40   (bound +0.15, see below)
 #   held-out lift (points) +2.0   +22.8  +15.0  +24.0  +25.2   (worst +2.0 -> bound 0: RL against the RM must not lose)
 # (Before the pools, RM and RL on the same prompts: lifts +9.2 to +23.0.) The shortened run's lift is
 # too noisy to bound higher; the full recipe over three seeds (+35.7 +- 2.2) is docs/training.md's
-# bench. Each bound sits below the worst seed, so a green run here is green on another machine.
-MIN_PAIRWISE = 0.95
-MIN_BEST_OF_N_GAIN = 0.25
+# bench. Float rounding moves the RM too: seed 0's RM, trained with the same data and settings but its
+# sums in another order (another CPU does that), ended at pairwise 0.984 / best-of-8 +0.39 (length-sorted
+# chunks, the default), 0.939 / +0.32 (one chunk) and 0.860 / +0.18 (--padding-free): its first
+# ~750 steps sit on a plateau and when it leaves it depends on the rounding. The RM bounds sit below
+# all of these, so a green run here is green on another machine; the RL lift is the claim.
+MIN_PAIRWISE = 0.85
+MIN_BEST_OF_N_GAIN = 0.15
 MIN_LIFT = 0.0
 
 
