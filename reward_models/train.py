@@ -76,7 +76,7 @@ class TrainRMConfig:
     eval_batch_size: int = opt(64, "batch size for evaluation and scoring")
     seed: int = opt(0, "seed for data order, generated data and head initialisation")
     resume: bool = opt(False, "continue from the last complete checkpoint in --output")
-    padding_free: bool = opt(False, "run the backbone on each batch's real tokens only, no padding (TRL's padding_free, without flash attention): +18% pairs/s on MiniLM, but the packed lengths vary from batch to batch and on CPU the heap fragments (peak memory +25-50% measured); checked against the padded forward on the first batch, and off with a note where the backbone does not support it. Same outputs up to float rounding, so other bits than padded batches")
+    padding_free: bool = opt(False, "run the backbone on each batch's real tokens only, no padding (TRL's padding_free, without flash attention): MiniLM 48.9 vs 37.1 pairs/s, but slower on a tiny backbone (the policy's: 222 vs 249), and on CPU the heap fragments as the packed length changes from batch to batch (peak RSS +14% over 100 steps, +50% in a 300-step loop; docs/reward_models.md); checked against the padded forward on the first batch, and off with a note where the backbone does not support it. Same outputs up to float rounding, so other bits than padded batches")
     length_chunks: int = opt(2, "without padding-free batches: run each batch as N length-sorted pieces to skip padding compute (single process; several processes use 1)")
     disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
     mixed_precision: str = opt("no", "accelerate mixed precision", choices=("no", "fp16", "bf16"))
