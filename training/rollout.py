@@ -234,6 +234,8 @@ def _decode(model: Any, cache_arg: str, prompt_ids: torch.Tensor, prompt_mask: t
         out = model(input_ids=nxt[:, None], attention_mask=mask, position_ids=position, use_cache=True,
                     logits_to_keep=1, **{cache_arg: cache})
         cache, logits = getattr(out, cache_arg), out.logits[:, -1]
+    for layer in getattr(cache, "layers", ()):
+        vars(layer).pop("update", None)  # the reserved update refers to its layer: drop the cycle, free the cache now
     return torch.stack(tokens, dim=1) if tokens else torch.empty(len(mask), 0, dtype=torch.long, device=mask.device)
 
 
