@@ -30,6 +30,14 @@ def test_every_command_module_has_configure_and_run(name):
     assert callable(module.configure) and callable(module.run)
 
 
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_prints_its_help(name, capsys):
+    # argparse formats each option's help with %: a bare percent sign in one breaks `--help`
+    with pytest.raises(SystemExit) as done:
+        main([name, "--help"])
+    assert done.value.code == 0 and "usage:" in capsys.readouterr().out
+
+
 @dataclass(frozen=True)
 class Demo:
     steps: int = opt(10, "optimizer steps")
