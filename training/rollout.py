@@ -86,8 +86,9 @@ def completion_mask_and_texts(
     for ids in completion_ids.tolist():
         end = next((k + 1 for k, t in enumerate(ids) if t in eos_ids), None)
         body = ids[: end - 1] if end is not None else ids
-        key = tuple(body)
-        text = decoded[key] if key in decoded else decoded.setdefault(key, tokenizer.decode(body, skip_special_tokens=True))
+        text = decoded.get(key := tuple(body))
+        if text is None:
+            text = decoded[key] = tokenizer.decode(body, skip_special_tokens=True)
         cut = min((p for p in (text.find(s) for s in stop or ()) if p >= 0), default=-1)
         if cut >= 0:
             # the first token whose prefix covers the stop string ends the completion

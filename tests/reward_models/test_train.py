@@ -187,6 +187,8 @@ def test_padding_free_forward_gives_the_padded_outputs_and_gradients(request, ba
         out = forward_by_length(model, inputs, 1, padding_free=padding_free, return_hidden=True)
         values = out[key][real] if key == "step_logits" else out[key]
         (values.square().sum() + out["hidden"][real].sum()).backward()
+        # the packed forward never computes padding positions (zeros there); the padded one does
+        assert bool((out["hidden"][~real] == 0).all()) == padding_free
         grads.append((values.detach(), out["hidden"][real].detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}))
     (plain, plain_hidden, plain_grads), (packed, packed_hidden, packed_grads) = grads
     assert torch.allclose(plain, packed, atol=1e-5) and torch.allclose(plain_hidden, packed_hidden, atol=1e-5)

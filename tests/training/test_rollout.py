@@ -100,9 +100,13 @@ def test_reserved_kv_cache_gives_the_same_bits(monkeypatch):
     model, tok = tiny_policy(seed=3)
     model.eval()
     prompts = ["1+1=", "123+456=", "7=", "45+5="]
+    writes = []  # the reserved update really runs (else this test would compare a loop with itself)
+    update = rollout._update_reserved
+    monkeypatch.setattr(rollout, "_update_reserved", lambda *a, **k: writes.append(1) or update(*a, **k))
     runs = []
     for reserve in (True, False):
         if not reserve:
+            assert writes, "the decoding loop did not use the reserved cache"
             monkeypatch.setattr(rollout, "_reserve", lambda cache, tokens: None)
         torch.manual_seed(0)
         sampled = sample(model, tok, prompts, 4, max_new_tokens=8, temperature=1.0)
@@ -122,11 +126,15 @@ def test_reserved_kv_cache_grows_past_its_room():
     for cache in (plain, reserved):
         cache.update(states[0], states[0] + 1, 0)
     _reserve(reserved, 2)
-    for x in states[1:]:  # three more positions, one past the room
+    layer = reserved.layers[0]
+    for i, x in enumerate(states[1:]):  # three more positions, one past the room
         a = plain.update(x, x + 1, 0)
         b = reserved.update(x, x + 1, 0)
         assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
-    assert reserved.get_seq_length() == 6 and "update" not in vars(reserved.layers[0])
+        in_room = i < 2
+        assert ("update" in vars(layer)) == in_room  # written into the room, then concatenated again
+        assert (layer.keys.untyped_storage().nbytes() > layer.keys.numel() * 4) == (i < 1)  # a view with room left
+    assert reserved.get_seq_length() == 6
 
 
 FILTER_CASES = [
