@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rl: badly wrong answers (off by more than 10%, or none) {summary['badly_wrong_before']:.1%} -> {summary['badly_wrong_after']:.1%}")
     for term, share in (summary.get("rm_prompt_overlap") or {}).items():
         if isinstance(share, dict):
-            print(f"rl: {term} was trained on {share['train_prompts']:.1%} of RL's training prompts and {share['heldout_prompts']:.1%} of its held-out prompts")
+            print(f"rl: {term} was trained on {share['train_prompts']:.1%} of RL's training prompts and {share['heldout_prompts']:.1%} of its held-out prompts"
+                  + ("" if share.get("canonical_heldout_prompts") is None else
+                     f" ({share['canonical_train_prompts']:.1%} and {share['canonical_heldout_prompts']:.1%} counting reordered twins)"))
         else:
             print(f"rl: {term}: overlap with RL's prompts {share}")
     if summary.get("stopped_by_alarm"):

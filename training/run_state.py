@@ -100,10 +100,16 @@ def reward_model_overlap(spec: str, rows: list[dict], eval_rows: list[dict]) -> 
         train = prompt_overlap([r["prompt"] for r in rows], seen)
         heldout = prompt_overlap([r["prompt"] for r in eval_rows], seen)
         report[term] = {"train_prompts": round(train, 4), "heldout_prompts": round(heldout, 4), "rm_prompts": len(seen)}
+        seen_canonical = recorded_prompts(path, canonical=True)  # reordered twins (`7+12=` for `12+7=`) too
+        if seen_canonical is not None:
+            train = prompt_overlap([r["prompt"] for r in rows], seen_canonical, canonical=True)
+            heldout = prompt_overlap([r["prompt"] for r in eval_rows], seen_canonical, canonical=True)
+        report[term].update(canonical_train_prompts=None if seen_canonical is None else round(train, 4),
+                            canonical_heldout_prompts=None if seen_canonical is None else round(heldout, 4))
         if train > OVERLAP_WARN or heldout > 0:
             warnings.append(f"the reward model of {term} was trained on {train:.1%} of RL's training prompts and {heldout:.1%} "
-                            "of its held-out prompts: it has seen what RL is asked (and held-out accuracy may be inflated); draw "
-                            "RM data from other prompts (for a task, `rewardlab rm-data` uses its rm pool)")
+                            "of its held-out prompts (counting reordered twins): it has seen what RL is asked (and held-out "
+                            "accuracy may be inflated); draw RM data from other prompts (for a task, `rewardlab rm-data` uses its rm pool)")
     return report, warnings
 
 

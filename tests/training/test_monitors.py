@@ -63,12 +63,54 @@ def test_rl_reports_the_prompts_its_reward_model_was_trained_on(monkeypatch, tmp
     record_training_prompts(rl_rows[:300], shared)  # 300 of RL's own 20,000 draws (2-digit sums repeat: more than 1.5%)
     run = prepare_run(RLConfig(reward=f"rm:{disjoint}*1.0+rm:{shared}*0.5+rm:{unknown}*0.1", **config))
     overlap = run["rm_prompt_overlap"]
-    assert overlap[f"rm:{disjoint}"] == {"train_prompts": 0.0, "heldout_prompts": 0.0, "rm_prompts": overlap[f"rm:{disjoint}"]["rm_prompts"]}
+    exact = {k: v for k, v in overlap[f"rm:{disjoint}"].items() if not k.startswith("canonical")}
+    assert exact == {"train_prompts": 0.0, "heldout_prompts": 0.0, "rm_prompts": exact["rm_prompts"]}  # disjoint by hash
     seen = {r["prompt"] for r in rl_rows[:300]}
     assert overlap[f"rm:{shared}"]["train_prompts"] == round(sum(r["prompt"] in seen for r in rl_rows) / len(rl_rows), 4) > 0.01
     assert overlap[f"rm:{unknown}"].startswith("unknown")
+    # ...but not by problem: `a+b=` and `b+a=` fall in different pools; the canonical share counts them
+    # (computed here by sorting the two operands, independently of canonical_prompt)
+    def twin(prompt):
+        return tuple(sorted(int(x) for x in prompt.rstrip("=").split("+")))
+    rm_twins = {twin(r["prompt"]) for r in prompt_splits(RMDataConfig(data=config["data"], n_prompts=2000, eval_prompts=0))["train"]}
+    for key, rows_ in (("canonical_train_prompts", rl_rows), ("canonical_heldout_prompts", run["eval_rows"])):
+        expected = round(sum(twin(r["prompt"]) in rm_twins for r in rows_) / len(rows_), 4)
+        assert overlap[f"rm:{disjoint}"][key] == expected > 0.01
     warned = [w for w in run["warnings"] if "was trained on" in w]
-    assert len(warned) == 1 and str(shared) in warned[0]
+    assert len(warned) == 2 and str(shared) in warned[1] and "reordered twins" in warned[0]
+
+
+def test_a_record_without_canonical_keys_reports_them_as_unknown(tmp_path):
+    """A record written before the canonical keys existed: exact shares as before, canonical None."""
+    import json as json_
+    from reward_models.prompt_record import PROMPTS_FILE, prompt_overlap, recorded_prompts, training_prompt_key
+    (tmp_path / PROMPTS_FILE).write_text(json_.dumps({"count": 1, "sha256_12": [training_prompt_key("12+7=")]}))
+    assert recorded_prompts(tmp_path, canonical=True) is None
+    assert prompt_overlap(["12+7=", "7+12="], recorded_prompts(tmp_path)) == 0.5
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_canonical_prompt_joins_reorderings_and_keeps_distinct_problems_apart(seed):
+    """Generated: every reordering of a sum or product of numbers has one canonical form; a
+    prompt whose value differs (an operand changed, a minus in the run) has another."""
+    import random
+    from reward_models.prompt_record import canonical_prompt
+    rng = random.Random(seed)
+    for _ in range(200):
+        terms = [str(rng.randint(0, 999)) for _ in range(rng.randint(2, 5))]
+        op = rng.choice("+*")
+        shuffled = terms[:]
+        rng.shuffle(shuffled)
+        spaced = f"What is  {f' {op} '.join(shuffled)} ="
+        assert canonical_prompt(f"what is {op.join(terms)} =") == canonical_prompt(spaced) == canonical_prompt(spaced.upper())
+        changed = terms[:]
+        changed[0] = str(int(changed[0]) + 1)
+        assert canonical_prompt(op.join(changed) + "=") != canonical_prompt(op.join(terms) + "=")
+        if op == "+" and len(set(terms)) > 1:
+            minus = terms[0] + "-" + "+".join(terms[1:]) + "="  # a-b+c: the order matters
+            swapped = terms[0] + "-" + "+".join(reversed(terms[1:])) + "="
+            assert canonical_prompt(minus) == " ".join(minus.split())
+            assert canonical_prompt(swapped) == swapped
 
 
 # ---------------------------------------------------------------- zero-variance groups
