@@ -1,12 +1,13 @@
 """Benchmark: the learned-reward recipes over seeds, with mean and spread.
 
-    python bench/learned_rewards.py --recipe bt --seeds 0,1,2            # Bradley-Terry RM alone
-    python bench/learned_rewards.py --recipe prm --seeds 0,1,2 --parallel 2
-    python bench/learned_rewards.py --recipe qrm --seeds 0,1,2 --bt-from runs/bench-learned-bt  # reuses bt's RMs
+    python bench/learned_rewards.py --recipe bt                          # Bradley-Terry RM alone, report seeds 3,4,5
+    python bench/learned_rewards.py --recipe prm --seeds 0,1,2 --parallel 2   # the dev seeds the recipe was tuned on
+    python bench/learned_rewards.py --recipe qrm --bt-from runs/bench-learned-bt  # reuses bt's RMs
 
 Each seed runs `examples/learned_reward_rl.sh RECIPE` with `SEED=s` (RM data, RM and RL seeded by
 it; the warm start is the same for every seed) into OUT-DIR/seed-s, logging to OUT-DIR/seed-s.log;
-a seed whose folder already holds every RL summary is read, not run again (delete it to re-run).
+every seed runs from scratch: a seed folder that exists is an error, unless `--reuse` says to read
+the RL summaries a finished one holds (a reused seed is marked in the output).
 Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta), it prints held-out
 greedy accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation
 with the worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts
@@ -29,15 +30,18 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DEV_SEEDS = (0, 1, 2)  # the seeds the recipes were tuned on
 ARMS = {"bt": ["rl"], "qrm": ["rl-mean", "rl-cvar"], "prm": ["rl-raw", "rl-clip", "rl-delta", "rl-clip-delta"]}
 
 
-def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path | None = None) -> dict:
+def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path | None = None, reuse: bool = False) -> dict:
     folder = out_dir / f"seed-{seed}"
     summaries = [folder / arm / "summary.json" for arm in ARMS[recipe]]
-    if not all(p.exists() for p in summaries):
-        if folder.exists():
-            raise SystemExit(f"{folder} holds an unfinished run; remove it to run seed {seed} again")
+    finished = all(p.exists() for p in summaries)
+    if folder.exists() and not (reuse and finished):
+        raise SystemExit(f"{folder} exists ({'a finished run' if finished else 'an unfinished run'}): the bench runs every seed "
+                         f"from scratch; remove it, pick another --out-dir{', or pass --reuse to read its results' if finished else ''}")
+    if not finished:
         env = {**os.environ, "OUT": str(folder), "SEED": str(seed), "THREADS": str(threads)}
         if bt_from is not None:  # qrm: the data and BT RM of the bt bench's run of this seed
             env["BT_FROM"] = str(bt_from / f"seed-{seed}")
@@ -50,6 +54,7 @@ def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path 
         (folder / "bench_seconds.txt").write_text(f"{time.time() - start:.0f}\n")
     out = {arm: json.loads(p.read_text()) for arm, p in zip(ARMS[recipe], summaries)}
     out["rm_eval"] = last_eval(folder / "rm" / "metrics.jsonl")
+    out["reused"] = folder.exists() and finished
     return out
 
 
@@ -91,7 +96,8 @@ def table(recipe: str, results: dict[int, dict]) -> tuple[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", choices=sorted(ARMS), default="bt")
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
+    parser.add_argument("--seeds", default="3,4,5", help="comma-separated seeds: 0-2 tuned the recipes (dev), 3-5 report")
+    parser.add_argument("--reuse", action="store_true", help="read the results of seeds already finished in --out-dir instead of refusing")
     parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each RM on one torch thread, whatever --parallel)")
     parser.add_argument("--out-dir", type=Path, default=None, help="default: runs/bench-learned-RECIPE")
     parser.add_argument("--bt-from", type=Path, default=None,
@@ -104,8 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     load_before, start = os.getloadavg(), time.time()
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
         bt_from = args.bt_from.resolve() if args.bt_from and args.recipe == "qrm" else None
-        results = dict(zip(seeds, pool.map(lambda s: run_seed(args.recipe, s, out_dir, threads, bt_from), seeds)))
+        results = dict(zip(seeds, pool.map(lambda s: run_seed(args.recipe, s, out_dir, threads, bt_from, args.reuse), seeds)))
     text, record = table(args.recipe, results)
+    dev = [s for s in seeds if s in DEV_SEEDS]
+    if dev:
+        print(f"note: seeds {dev} were used to tune the recipes (dev seeds); report numbers on seeds never looked at (3, 4, 5, ...)")
+    reused = [s for s in seeds if results[s].get("reused")]
+    if reused:
+        print(f"note: seeds {reused} were read from an earlier run (--reuse), not run again")
     print(f"learned rewards, recipe {args.recipe}, seeds {seeds} ({len(seeds)} runs; {time.time() - start:.0f} s; "
           f"load before {load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}; {os.cpu_count()} CPUs)")
     print(text)
