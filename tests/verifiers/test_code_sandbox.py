@@ -132,6 +132,52 @@ HONEST = [
 ]
 
 
+# Names the tests assume but do not bind: a module they only read attributes of (`math.isclose` with no
+# `import math`, as MBPP rows have), a constant, a helper the prompt defines (HumanEval/38). A wrong solution
+# that defines that name must not decide the check with it. (case, solution, test code)
+ASSUMED_NAMES = [
+    ("its own math with an isclose that says True",
+     "class math:\n    @staticmethod\n    def isclose(*a, **k):\n        return True\ndef area(r):\n    return 0.0",
+     "assert math.isclose(area(1), 3.141592653589793)"),
+    ("its own math module object, patched",
+     "import math, types\nmath = types.ModuleType('math')\nmath.isclose = lambda *a, **k: True\ndef area(r):\n    return 0.0",
+     "assert math.isclose(area(1), 3.141592653589793, rel_tol=1e-9)"),
+    ("a module it patched in place", "import math\nmath.isclose = lambda *a, **k: True\ndef area(r):\n    return 0.0",
+     "assert math.isclose(area(1), 3.141592653589793)"),
+    ("a constant the tests compare with", "EXPECTED = 0\ndef count(xs):\n    return 0", "assert count([1, 2]) == EXPECTED"),
+]
+
+
+@pytest.mark.parametrize("solution,asserts", [c[1:] for c in ASSUMED_NAMES], ids=[c[0] for c in ASSUMED_NAMES])
+def test_names_the_tests_assume_are_never_the_solutions(solution, asserts):
+    result = verify(fenced(solution), asserts, kind="code", timeout=10, **LIMITS)
+    assert result.verdict is Verdict.INCORRECT, result
+    # and the right solution passes the same tests, whether or not it imported the module itself
+    for right in ("import math\ndef area(r):\n    return math.pi * r * r", "def area(r):\n    return 3.141592653589793 * r * r"):
+        if "area" in asserts:
+            assert verify(fenced(right), asserts, kind="code", timeout=10, **LIMITS).verdict is Verdict.CORRECT
+
+
+HUMANEVAL_38 = {  # the shape of HumanEval/38: the tests call a helper that the prompt defines
+    "prompt": 'def encode_cyclic(s: str):\n    groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]\n'
+              '    groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]\n    return "".join(groups)\n\n\n'
+              'def decode_cyclic(s: str):\n    """Decodes a string encoded with encode_cyclic."""\n',
+    "test": "def check(candidate):\n    for s in ['abcdefg', 'hello world', 'xy']:\n        assert candidate(encode_cyclic(s)) == s\n",
+    "entry_point": "decode_cyclic",
+}
+
+
+def test_a_helper_of_the_prompt_redefined_by_the_solution_does_not_decide_the_check():
+    from verifiers.code_kind import code_gold
+
+    row = HUMANEVAL_38
+    gold = code_gold(row["test"], entry_point=row["entry_point"], prompt=row["prompt"])
+    forged = "def encode_cyclic(s):\n    return s\ndef decode_cyclic(s):\n    return s"  # identity twice
+    assert verify(fenced(forged), gold, kind="code", timeout=10, **LIMITS).verdict is Verdict.INCORRECT
+    right = row["prompt"] + "    return encode_cyclic(encode_cyclic(s))\n"
+    assert verify(right, gold, kind="code", timeout=10, **LIMITS).verdict is Verdict.CORRECT
+
+
 @pytest.mark.parametrize("solution,asserts", [c[1:] for c in HONEST], ids=[c[0] for c in HONEST])
 def test_right_solutions_pass_the_isolated_tests(solution, asserts):
     result = verify(fenced(solution), asserts, kind="code", timeout=10, **LIMITS)
