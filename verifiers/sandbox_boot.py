@@ -75,24 +75,6 @@ def _blocked_dirs(path):
     return out
 
 
-def _expose(blocked, path, stage):
-    """Make `path` reachable through `blocked` (a 0700 directory) without opening the rest of
-    it: move the child on the way into `stage`, cover `blocked` with an empty tmpfs, move back."""
-    child = path[len(blocked) :].strip("/").split("/")[0]
-    source = os.path.join(blocked, child)
-    held = os.path.join(stage, str(len(os.listdir(stage))))
-    os.mkdir(held)
-    _mount(source, held, None, MS_BIND | MS_REC)
-    _mount("tmpfs", blocked, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    target = os.path.join(blocked, child)
-    if os.path.isdir(held):
-        os.mkdir(target)
-    else:
-        open(target, "w").close()
-    _mount(held, target, None, MS_MOVE)
-    _mount(None, blocked, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
 class _MountAttr(ctypes.Structure):
     _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                 ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]

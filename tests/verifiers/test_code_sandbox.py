@@ -496,6 +496,41 @@ def test_shared_memory_counts_against_the_item():
         assert int(lines[2].split()[1]) <= 16, run.stdout  # one 16 MiB tmpfs for /tmp, /dev/shm and /var/tmp together
 
 
+FAKE_REPORT = """import json, os, sys
+frame = sys._getframe()
+while "report_fd" not in frame.f_locals:
+    frame = frame.f_back
+os.write(frame.f_locals["report_fd"], json.dumps({REPORT}).encode())
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("report", [{"passed": True}, {"passed": True, "nonce": "0" * 32}], ids=["no nonce", "wrong nonce"])
+def test_a_pass_without_this_runs_nonce_is_not_a_pass(report):
+    # a report written on the driver's own pipe (by code running in the driver) without the nonce of this run
+    run = run_python("def add(a, b):\n    return 0", tests=FAKE_REPORT.replace("{REPORT}", repr(report)))
+    assert run.tests is not None and run.tests.get("passed") is True, run  # the report did arrive
+    assert not run.tests_passed
+
+
+def test_the_lines_comparator_keeps_line_breaks():
+    # generated outputs: `lines` ignores trailing spaces and final blank lines, never where the lines break
+    import random
+
+    from verifiers.code_kind import COMPARATORS
+
+    rng = random.Random(0)
+    for _ in range(200):
+        words = [str(rng.randint(0, 99)) for _ in range(rng.randint(3, 6))]
+        lines = [" ".join(words[:2]), " ".join(words[2:])]
+        want = "\n".join(lines) + "\n"
+        padded = "\n".join(line + " " * rng.randint(0, 2) for line in lines) + "\n" * rng.randint(0, 3)
+        assert COMPARATORS["lines"](padded, want), (padded, want)
+        one_line = " ".join(words) + "\n"  # the same tokens on one line
+        assert COMPARATORS["tokens"](one_line, want) and not COMPARATORS["lines"](one_line, want), (one_line, want)
+        assert not COMPARATORS["lines"](want.replace(" ", "  ", 1), want)  # spaces inside a line count
+
+
 def test_a_killed_item_leaves_no_temporary_directory():
     root = tempfile.gettempdir()
 
@@ -575,13 +610,44 @@ def test_fallback_without_root_still_enforces_limits(monkeypatch):
 UNPRIVILEGED_UID = 54321  # no such user on the test machines
 
 
+def _expose_to_others(paths: list[str], stage: str) -> None:
+    """In this (private) mount namespace, each of `paths` reachable by any uid, and nothing else of the
+    directories on their way that other users cannot enter (e.g. /root, mode 0700, for a pyenv Python, or a
+    private folder holding the virtual environment or the checkout): each path is bound aside, the outermost
+    such directories covered by an empty tmpfs (mode 0755), and each path moved back to its place."""
+    from verifiers import sandbox_boot as boot
+
+    paths = [p for p in dict.fromkeys(paths) if not any(p.startswith(q.rstrip("/") + "/") for q in paths if q != p)]
+    held, blocked = [], set()
+    for number, path in enumerate(paths):
+        on_the_way = boot._blocked_dirs(path + "/x" if os.path.isdir(path) else path)
+        if on_the_way:
+            aside = os.path.join(stage, str(number))
+            os.mkdir(aside) if os.path.isdir(path) else open(aside, "w").close()
+            boot._mount(path, aside, None, boot.MS_BIND | boot.MS_REC)
+            held.append((path, aside))
+            blocked.update(on_the_way)
+    for directory in sorted(blocked, key=len):
+        if not any(directory.startswith(b + "/") for b in blocked if b != directory):
+            boot._mount("tmpfs", directory, "tmpfs", boot.MS_NOSUID | boot.MS_NODEV, "size=1m,mode=0755")
+    for path, aside in held:
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        os.mkdir(path) if os.path.isdir(aside) else open(path, "w").close()
+        boot._mount(aside, path, None, boot.MS_MOVE)
+
+
 def _as_unprivileged_user(fn, groups=()):
     """fn() run in a child process as uid/gid 54321 (tests run as root in CI), with the supplementary
     `groups`; returns what it returns (JSON).
-    The child gets a mount namespace of its own in which the interpreter is reachable by that uid (a pyenv
-    Python under /root, mode 0700), as a deployment under an ordinary account would have it."""
+    The child gets a mount namespace of its own in which the interpreter (and a virtual environment's), and
+    the sandbox's own files, are reachable by that uid even under a private folder (a pyenv Python under
+    /root, mode 0700), as a deployment under an ordinary account would have them. Where that uid still
+    cannot run them, the test is skipped and says why."""
+    import verifiers.sandbox as sandbox
     from verifiers import sandbox_boot as boot
 
+    needed = [sys.executable, os.path.realpath(sys.executable), os.path.realpath(sys.prefix),
+              os.path.realpath(sys.base_prefix), str(sandbox.BOOT.parent)]
     read, write = os.pipe()
     stage = tempfile.mkdtemp(prefix="rewardlab-stage-", dir="/tmp")
     child = os.fork()
@@ -591,14 +657,19 @@ def _as_unprivileged_user(fn, groups=()):
             os.close(read)
             boot._check(boot.LIBC.unshare(boot.CLONE_NEWNS), "unshare")
             boot._mount(None, "/", None, boot.MS_REC | boot.MS_PRIVATE)  # nothing below reaches the host's mounts
-            for path in (os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix)):
-                for blocked in boot._blocked_dirs(path + "/x" if os.path.isdir(path) else path):
-                    boot._expose(blocked, path, stage)
+            _expose_to_others([os.path.abspath(p) for p in needed], stage)
             os.setgroups(list(groups))
             os.setgid(UNPRIVILEGED_UID)
             os.setuid(UNPRIVILEGED_UID)
             tempfile.tempdir = "/tmp"
-            out = json.dumps(fn()).encode()
+            unreachable = [(p, oct(os.stat(p).st_mode & 0o777) if os.path.exists(p) else "not there")
+                           for p in (sys.executable, str(sandbox.BOOT), str(sandbox.HARNESS))
+                           if not os.access(p, os.X_OK if p == sys.executable else os.R_OK)]
+            if unreachable:
+                out = json.dumps({"skip": f"uid {UNPRIVILEGED_UID} cannot run the sandbox here: {unreachable} "
+                                          f"(give other users read access to the interpreter and the checkout)"}).encode()
+            else:
+                out = json.dumps(fn()).encode()
             code = 0
         except BaseException as exc:  # noqa: BLE001 - reported to the test
             out = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
@@ -610,7 +681,10 @@ def _as_unprivileged_user(fn, groups=()):
         data = fh.read()
     os.waitpid(child, 0)
     shutil.rmtree(stage, ignore_errors=True)
-    return json.loads(data)
+    out = json.loads(data)
+    if isinstance(out, dict) and "skip" in out:
+        pytest.skip(out["skip"])
+    return out
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
