@@ -120,7 +120,7 @@ def prompt_helpers(prompt: str | None, entry_point: str | None) -> str:
     themselves: a solution that redefines a helper the tests call cannot decide the check with it.
     Empty when the prompt is not Python that defines `entry_point`.
 
-    >>> print(prompt_helpers("import math\ndef helper(x):\n    return x\ndef f(x):\n    \"\"\"Doc.\"\"\"\n", "f"))
+    >>> print(prompt_helpers("import math\\ndef helper(x):\\n    return x\\ndef f(x):\\n    pass\\n", "f"))
     import math
     def helper(x):
         return x
