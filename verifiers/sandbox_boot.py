@@ -123,6 +123,7 @@ SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32") 
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts",
              "mime.types", "ssl", "ca-certificates", "alternatives")  # alternatives: /usr/bin/java -> /etc/alternatives/...
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
+HIDDEN = ("/etc/ssl/private",)  # group-readable keys (ssl-cert) under a directory the program is given
 MNT_DETACH = 2
 
 
@@ -159,6 +160,9 @@ def _new_root(cfg):
     for path in sorted(wanted, key=len):
         if not any(path.startswith(w.rstrip("/") + "/") for w in wanted if w != path and not os.path.islink(w)):
             _bind(path, root)
+    for path in HIDDEN:
+        if os.path.isdir(root + path):
+            _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0755")
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
