@@ -59,7 +59,7 @@ def main() -> int:
     for _ in range(args.repeat):
         for row in rows:
             prediction = row["prompt"] + row["canonical_solution"]
-            gold = code_gold(row["test"], entry_point=row["entry_point"])
+            gold = code_gold(row["test"], entry_point=row["entry_point"], prompt=row["prompt"])
             start = time.perf_counter()
             result = verify_code(prediction, gold)
             times.append(time.perf_counter() - start)

@@ -132,10 +132,16 @@ class VerifierReward(NamedReward):
 
         entry = columns.get(ENTRY_POINT_COLUMN) or [None] * n
         setup = columns.get(SETUP_COLUMN) or [None] * n
+        code_prompts: Sequence[Any] = [None] * n
+        if columns.get(ENTRY_POINT_COLUMN):  # HumanEval: the prompt's helpers belong to the tests
+            from rewards.base import model_prompts
+
+            code_prompts = model_prompts(prompts, columns)
         out: list[str | None] = []
         for i, value in enumerate(values):
+            prompt = code_prompts[i] if isinstance(code_prompts[i], str) else None
             try:
-                out.append(None if value is None else code_gold(value, entry[i], setup[i]))
+                out.append(None if value is None else code_gold(value, entry[i], setup[i], prompt))
             except ValueError as exc:
                 raise ValueError(f"{who}: column {self.answer_column!r} item {i + 1}: {exc}") from None
         return out

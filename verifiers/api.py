@@ -144,7 +144,7 @@ def verify_items(
             if slot in notes:
                 result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
             results[slot] = result
-            if slot in keys and result.verdict in CACHEABLE:
+            if slot in keys and _cacheable(result):
                 _cache_put(keys[slot], result)
     for i, j in copies.items():
         results[i] = results[j]
@@ -153,16 +153,26 @@ def verify_items(
 
 # ---------------------------------------------------------------- the verdict cache of costly kinds
 # A code check runs sandboxed processes (~0.1 s each); RL groups and a code environment's episodes
-# repeat the same program for the same tests. An item of a kind in CACHED_KINDS identical to one
-# already checked (prediction, gold, options and time limit, compared whole through a SHA-256) gets
-# that verdict without running again; identical items in one batch run once. Only settled verdicts
-# are kept (correct, incorrect, no answer): a timeout or an error may be the machine's, and is
-# checked again next time. `clear_cache()` empties it.
+# repeat the same program for the same tests. Identical items in one batch run once. Across calls,
+# an item of a kind in CACHED_KINDS identical to one already checked (prediction, gold, options and
+# time limit, compared whole through a SHA-256) gets the earlier verdict back only when that verdict
+# is one the program cannot re-roll into a pass: `incorrect`, settled by at least one sandboxed run
+# (`extra["runs"]`). A pass is never served from the cache: a program that passes half the time,
+# re-submitted until it passes once, would otherwise have that pass served to every later caller.
+# Verdicts that cost no run (no answer, a syntax error, unreadable tests) are never stored, so
+# flushing the cache costs one sandboxed run per entry, not microseconds; a timeout or an error may
+# be the machine's and is checked again. `clear_cache()` empties it.
 CACHED_KINDS = frozenset({"code"})
 CACHE_SIZE = 4096
-CACHEABLE = frozenset({Verdict.CORRECT, Verdict.INCORRECT, Verdict.NO_ANSWER})
+CACHEABLE = frozenset({Verdict.INCORRECT})
 _cache: OrderedDict[str, VerifyResult] = OrderedDict()
 _cache_lock = threading.Lock()
+
+
+def _cacheable(result: VerifyResult) -> bool:
+    """A verdict worth keeping: a failure that a sandboxed run settled (see CACHED_KINDS)."""
+    runs = result.extra.get("runs")
+    return result.verdict in CACHEABLE and isinstance(runs, int) and runs > 0
 
 
 def _cache_key(prediction: str, gold: str, kind: str, options: dict[str, Any], limit: float) -> str:

@@ -103,7 +103,8 @@ def _gold(value: Any, kind: str, row: dict, field: str, where: str) -> str:
         from verifiers.code_kind import code_gold
 
         try:
-            return code_gold(value, row.get("entry_point"), row.get("test_setup_code"))
+            prompt = row.get("prompt") if isinstance(row.get("prompt"), str) else None
+            return code_gold(value, row.get("entry_point"), row.get("test_setup_code"), prompt)
         except ValueError as exc:
             raise InputError(f"{where}: field {field!r}: {exc}") from None
     if not isinstance(value, str):

@@ -31,6 +31,7 @@ ERROR (the sandbox itself failed).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import re
@@ -113,8 +114,37 @@ def parse_tests(gold: str) -> CodeTests:
     return CodeTests([], asserts=text)
 
 
-def code_gold(value: Any, entry_point: str | None = None, setup: str | None = None) -> str:
+def prompt_helpers(prompt: str | None, entry_point: str | None) -> str:
+    """The code of a HumanEval-style prompt other than the entry point's own definition (its
+    imports and helper functions, e.g. HumanEval/38's `encode_cyclic`), for the tests to define
+    themselves: a solution that redefines a helper the tests call cannot decide the check with it.
+    Empty when the prompt is not Python that defines `entry_point`.
+
+    >>> print(prompt_helpers("import math\\ndef helper(x):\\n    return x\\ndef f(x):\\n    pass\\n", "f"))
+    import math
+    def helper(x):
+        return x
+    """
+    if not prompt or not entry_point:
+        return ""
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return ""
+    lines = prompt.splitlines()
+    keep, found = [], False
+    for node in tree.body:
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point:
+            found = True
+            continue
+        keep.extend(lines[first - 1 : node.end_lineno])
+    return "\n".join(keep).strip() + "\n" if found and any(line.strip() for line in keep) else ""
+
+
+def code_gold(value: Any, entry_point: str | None = None, setup: str | None = None, prompt: str | None = None) -> str:
     """The gold string of the hub's test shapes (see the module docstring); ValueError otherwise.
+    With HumanEval's `prompt`, its helpers (`prompt_helpers`) come first in the test code.
 
     >>> print(code_gold(["assert f(1) == 2", "assert f(2) == 3"]))
     assert f(1) == 2
@@ -140,6 +170,9 @@ def code_gold(value: Any, entry_point: str | None = None, setup: str | None = No
         raise ValueError(f"tests must be a string, a list or an object, got {type(value).__name__}")
     if setup and setup.strip():
         text = setup.rstrip() + "\n" + text
+    helpers = prompt_helpers(prompt, entry_point)
+    if helpers and text.lstrip()[:1] not in ("[", "{"):
+        text = helpers + "\n" + text
     if entry_point and re.search(r"^def check\(", text, re.M) and not re.search(r"^check\(", text, re.M):
         text = text.rstrip() + f"\n\ncheck({entry_point})\n"
     return text
@@ -202,14 +235,14 @@ def verify_code(prediction: str, gold: str, compare: str = "lines", **options: A
     for number, (source, stdin, expected) in enumerate(runs, start=1):
         run = run_python(source, stdin, limits)
         protections = run.protections
-        extra = {"passed": number - 1, "total": len(runs), "protections": protections}
+        extra = {"passed": number - 1, "total": len(runs), "protections": protections, "runs": number}
         if not run.ok:
             verdict, why = _failure(run)
             return VerifyResult(verdict, detail=f"test {number}/{len(runs)}: {why}", extra=extra, **base)
         if expected is not None and not COMPARATORS[compare](run.stdout, expected):
             detail = f"test {number}/{len(runs)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
             return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
-    extra = {"passed": len(runs), "total": len(runs), "protections": protections}
+    extra = {"passed": len(runs), "total": len(runs), "protections": protections, "runs": len(runs)}
     return VerifyResult(Verdict.CORRECT, detail=f"all {len(runs)} tests passed", extra=extra, **base)
 
 
@@ -218,7 +251,7 @@ def _verify_asserts(code: str, asserts: str, limits: SandboxLimits, base: dict[s
     run = run_python(code, "", limits, tests=asserts)
     report = run.tests or {}
     extra = {"passed": int(run.tests_passed), "total": 1, "protections": run.protections,
-             "requests": report.get("requests", 0)}
+             "requests": report.get("requests", 0), "runs": 1}
     if run.tests_passed and not run.timed_out and not run.output_limited and not run.setup_error:
         return VerifyResult(Verdict.CORRECT, detail="all 1 tests passed", extra=extra, **base)
     if run.setup_error or run.timed_out or run.output_limited:

@@ -117,7 +117,13 @@ DENIED_SYSCALLS = (
     "open_by_handle_at", "name_to_handle_at",
     "swapon", "swapoff", "reboot", "acct", "quotactl", "syslog", "settimeofday", "clock_settime", "adjtimex",
     "iopl", "ioperm", "lookup_dcookie",
+    "memfd_create", "memfd_secret",  # anonymous files: memory outside RLIMIT_AS and outside the item's tmpfs
 )
+AF_UNIX, SOCK_DGRAM, SOCK_TYPE_MASK = 1, 2, 0xF
+# socket(AF_UNIX, ...) is refused too: a path-bound (or, without a network namespace, abstract) Unix socket of
+# the host -- a docker or D-Bus socket -- is never reached from the sandbox, whatever its owner and mode.
+# socketpair(AF_UNIX) stays (asyncio and multiprocessing.Pipe use it) except for datagrams, whose sendto(2) and
+# connect(2) may name any socket path.
 # clone(2) with any of these flags (new namespaces) is refused too; clone3 passes its flags in memory, which a
 # filter cannot read, so it answers ENOSYS and the C library falls back to clone.
 CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
@@ -143,6 +149,9 @@ def seccomp_filter() -> tuple[str | None, str | None]:
         for flag in CLONE_NAMESPACE_FLAGS:
             rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
         rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "socket", seccomp.Arg(0, seccomp.EQ, AF_UNIX))
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), "socketpair", seccomp.Arg(0, seccomp.EQ, AF_UNIX),
+                       seccomp.Arg(1, seccomp.MASKED_EQ, SOCK_TYPE_MASK, SOCK_DGRAM))
         with tempfile.TemporaryFile() as fh:  # libseccomp writes to a file descriptor
             rules.export_bpf(fh)
             fh.seek(0)
@@ -205,7 +214,8 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None)
             "network": limits.network,
             "uid": NOBODY if root and limits.drop_privileges else None,
             "executable": os.path.realpath(sys.executable),
-            "prefix": os.path.realpath(sys.base_prefix),
+            "paths": sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable),
+                                                              os.path.dirname(os.path.realpath(sys.executable)))}),
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
             "max_processes": limits.max_processes,

@@ -75,24 +75,6 @@ def _blocked_dirs(path):
     return out
 
 
-def _expose(blocked, path, stage):
-    """Make `path` reachable through `blocked` (a 0700 directory) without opening the rest of
-    it: move the child on the way into `stage`, cover `blocked` with an empty tmpfs, move back."""
-    child = path[len(blocked) :].strip("/").split("/")[0]
-    source = os.path.join(blocked, child)
-    held = os.path.join(stage, str(len(os.listdir(stage))))
-    os.mkdir(held)
-    _mount(source, held, None, MS_BIND | MS_REC)
-    _mount("tmpfs", blocked, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    target = os.path.join(blocked, child)
-    if os.path.isdir(held):
-        os.mkdir(target)
-    else:
-        open(target, "w").close()
-    _mount(held, target, None, MS_MOVE)
-    _mount(None, blocked, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
 class _MountAttr(ctypes.Structure):
     _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                 ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
@@ -117,22 +99,96 @@ def _read_only_everywhere():
         _mount(None, path, None, flags)
 
 
-def _private_mounts(cfg, files):
+def _private_tmpfs(size_mb):
+    """One size-capped tmpfs for /tmp, /var/tmp and /dev/shm together (one budget, not three): a
+    directory of it bound on each, then its own root covered by the /tmp one."""
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,mode=0755")
+    for name, path in (("var_tmp", "/var/tmp"), ("shm", "/dev/shm"), ("tmp", "/tmp")):
+        if os.path.isdir(path):
+            os.mkdir(f"/tmp/{name}")
+            os.chmod(f"/tmp/{name}", 0o1777)
+            _mount(f"/tmp/{name}", path, None, MS_BIND)
+
+
+def _ipc_limits(size_mb):
+    """SysV shared memory of this item's IPC namespace capped at its tmpfs size (the kernel's
+    default is unlimited): a segment is memory outside every process's address space."""
+    pages = (size_mb << 20) // os.sysconf("SC_PAGE_SIZE")
+    for name, value in (("shmmax", size_mb << 20), ("shmall", pages), ("shmmni", 64)):
+        with open(f"/proc/sys/kernel/{name}", "w") as fh:
+            fh.write(str(value))
+
+
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # the C library, the loader, tools
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts",
+             "mime.types", "ssl", "ca-certificates", "alternatives")  # alternatives: /usr/bin/java -> /etc/alternatives/...
+DEV_NODES = ("null", "zero", "full", "random", "urandom")
+HIDDEN = ("/etc/ssl/private",)  # group-readable keys (ssl-cert) under a directory the program is given
+MNT_DETACH = 2
+
+
+def _bind(source, root):
+    """`source` (a host path) at the same path under `root`: a symlink copied, a directory or a
+    file bind-mounted (recursively, flags kept: read-only and nosuid by now)."""
+    target = root + source
+    os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), target)
+        return
+    if os.path.isdir(source):
+        os.makedirs(target, mode=0o755, exist_ok=True)
+    else:
+        open(target, "w").close()
+    _mount(source, target, None, MS_BIND | MS_REC)
+
+
+def _new_root(cfg):
+    """A fresh root holding only what a program needs, every piece at its host path: the system
+    directories, a few files of /etc, the interpreter's prefix (and the driver's), five device
+    nodes. Nothing else of the host -- homes, the caller's own files, /run and its sockets, /sys,
+    other users' data -- exists in the sandbox, whatever groups the process keeps."""
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    root = "/tmp/root"
+    os.mkdir(root, 0o755)
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    etc = [n for n in ETC_FILES if os.path.lexists(f"/etc/{n}")] + sorted(n for n in os.listdir("/etc") if n.startswith("java"))
+    wanted = [p for p in SYSTEM_PATHS if os.path.lexists(p)] + [f"/etc/{n}" for n in etc]
+    wanted += [f"/dev/{n}" for n in DEV_NODES if os.path.exists(f"/dev/{n}")]
+    for path in cfg["paths"]:  # the interpreter's prefixes; a path inside one bound already is covered
+        if os.path.exists(path) and not any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted):
+            wanted.append(path)
+    for path in sorted(wanted, key=len):
+        if not any(path.startswith(w.rstrip("/") + "/") for w in wanted if w != path and not os.path.islink(w)):
+            _bind(path, root)
+    for path in HIDDEN:
+        if os.path.isdir(root + path):
+            _mount("tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV | MS_RDONLY, "size=4k,mode=0755")
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{root}/dev/{name}")
+    for path in ("/proc", "/tmp", "/var/tmp", "/dev/shm"):
+        os.makedirs(root + path, mode=0o755, exist_ok=True)
+    # the pid namespace's own /proc (hidepid=2: each uid sees only its own processes), mounted while the host's
+    # /proc is still in view: a user namespace may mount proc only where one is fully visible
+    _mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+    os.chdir(root)
+    _check(LIBC.syscall(ctypes.c_long(155 if os.uname().machine == "x86_64" else 41), b".", b"."), "pivot_root")
+    _check(LIBC.umount2(b".", MNT_DETACH), "umount of the host's root")
+    os.chdir("/")
+
+
+def _private_mounts(cfg, files, protections):
     """The program's view of the filesystem (see the module docstring); returns its work dir."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _read_only_everywhere()
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
-    size = f"size={cfg['tmpfs_mb']}m,mode=1777"
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, size)
-    for extra in ("/var/tmp", "/dev/shm"):
-        if os.path.isdir(extra):
-            _mount("tmpfs", extra, "tmpfs", MS_NOSUID | MS_NODEV, size)
-    stage = "/tmp/.stage"
-    os.mkdir(stage, 0o700)
-    if cfg["uid"] is not None:
-        for path in (cfg["executable"], cfg["prefix"]):
-            for blocked in _blocked_dirs(path + "/x" if os.path.isdir(path) else path):
-                _expose(blocked, path, stage)
+    _new_root(cfg)
+    try:
+        _ipc_limits(cfg["tmpfs_mb"])
+        protections.append("ipc-limits")
+    except OSError:
+        pass  # an IPC namespace whose limits this kernel keeps read-only: reported by its absence
+    _read_only_everywhere()
+    _private_tmpfs(cfg["tmpfs_mb"])
     workdir = "/tmp/sandbox"
     os.mkdir(workdir, 0o700)
     for name, data in files.items():
@@ -166,6 +222,38 @@ def _drop_capabilities():
     _check(LIBC.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), data), "capset")
 
 
+def _unshare_as_root(flags):
+    """As root: unshare(flags) with a new user namespace of the item, in which the ids the sandbox
+    uses (0 for init, 65533 for the driver, 65534 for the program) are the host's same ids. Counted
+    per user namespace (Linux >= 5.14), RLIMIT_NPROC is then the item's own: one item that parks
+    processes leaves another's budget whole. Maps of other ids than one's own need CAP_SETUID in
+    the parent namespace, so a child left behind in the host's namespace writes them. setgroups
+    stays allowed: the program and the driver drop every group. Returns unshare's result."""
+    go_r, go_w = os.pipe()
+    helper = os.fork()
+    if helper == 0:
+        code = 1
+        try:
+            os.close(go_w)
+            if os.read(go_r, 1) == b"1":
+                for name in ("uid_map", "gid_map"):
+                    with open(f"/proc/{os.getppid()}/{name}", "w") as fh:
+                        fh.write(f"0 0 1\n{DRIVER_UID} {DRIVER_UID} 2\n")
+                code = 0
+        finally:
+            os._exit(code)
+    os.close(go_r)
+    rc = LIBC.unshare(flags | CLONE_NEWUSER)
+    err = ctypes.get_errno()
+    os.write(go_w, b"1" if rc == 0 else b"0")
+    os.close(go_w)
+    _, status = os.waitpid(helper, 0)
+    if rc == 0 and status != 0:
+        raise OSError("the uid/gid maps of the item's user namespace were refused")
+    ctypes.set_errno(err)
+    return rc
+
+
 def _map_ids(uid, gid):
     """In a new user namespace: the caller's uid and gid are 65534 inside, the only ids mapped.
     /proc/self/*_map need a dumpable process while they are written."""
@@ -191,7 +279,13 @@ def _load_seccomp(program_hex):
 
 
 def _limit(name, soft, hard=None):
-    resource.setrlimit(getattr(resource, name), (soft, soft if hard is None else hard))
+    """Lower a limit (never above the current hard one: in a user namespace nobody may raise it)."""
+    which = getattr(resource, name)
+    ceiling = resource.getrlimit(which)[1]
+    hard = soft if hard is None else hard
+    if ceiling != resource.RLIM_INFINITY:
+        soft, hard = min(soft, ceiling), min(hard, ceiling)
+    resource.setrlimit(which, (soft, hard))
 
 
 def _confine(cfg, uid):
@@ -204,13 +298,14 @@ def _confine(cfg, uid):
     _limit("RLIMIT_FSIZE", cfg["file_size_mb"] << 20)
     _limit("RLIMIT_NOFILE", cfg["open_files"])
     _limit("RLIMIT_CORE", 0)
+    _limit("RLIMIT_MSGQUEUE", cfg["tmpfs_mb"] << 20)  # POSIX message queues: memory outside the address space
     if uid is not None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
     _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
-    if cfg.get("userns"):
+    if cfg.get("in_userns"):
         _drop_capabilities()
     if cfg.get("seccomp"):
         _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
@@ -329,14 +424,14 @@ def _init(cfg, files, protections, status_fd):
         workdir = cfg["workdir"]
         if "mount" in protections:
             try:
-                workdir = _private_mounts(cfg, files)
+                workdir = _private_mounts(cfg, files, protections)
             except OSError as exc:
                 if not cfg.get("userns"):
                     raise
                 # e.g. Ubuntu's AppArmor restriction: the namespace is made, with no capability in it
                 _status(status_fd, userns_refused=f"a user namespace was made but mounts in it were refused ({exc})")
                 os._exit(0)
-            protections += ["read-only-fs", "private-proc", "private-tmp"]
+            protections += ["read-only-fs", "minimal-root", "private-proc", "private-tmp"]
         elif cfg["uid"] is not None:
             os.chmod(workdir, 0o700)
         if cfg["uid"] is not None:
@@ -421,14 +516,22 @@ def main():
         # Without root, a user namespace of our own owns the others (the caller's uid is 65534 inside).
         flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg["network"] else CLONE_NEWNET)
         uid, gid = os.getuid(), os.getgid()
-        if LIBC.unshare(flags | (CLONE_NEWUSER if cfg.get("userns") else 0)) == 0:
-            if cfg.get("userns"):
+        as_root = not cfg.get("userns")
+        rc = _unshare_as_root(flags) if as_root else LIBC.unshare(flags | CLONE_NEWUSER)
+        if rc != 0 and as_root:  # user namespaces off: root still isolates, with one process count for all items
+            _status(status_fd, warning="the kernel refused a user namespace to root: the process limit is shared "
+                                       "by every item running as uid 65534")
+            rc = LIBC.unshare(flags)
+        elif rc == 0:
+            if not as_root:
                 try:
                     _map_ids(uid, gid)
                 except OSError as exc:  # no way back out of the namespace: the caller retries without one
                     _status(status_fd, userns_refused=f"a user namespace was made but its uid/gid maps were refused ({exc})")
                     os._exit(0)
-                protections += ["user-namespace"]
+            cfg["in_userns"] = True
+            protections += ["user-namespace"]
+        if rc == 0:
             protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])
             LIBC.sethostname(b"sandbox", 7)
         else:

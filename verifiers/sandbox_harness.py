@@ -28,9 +28,12 @@ the solution (e.g. a `key=lambda ...`) get verdict `error`; catching one of the 
 exception classes, or comparing two solution objects, fails the test.
 """
 
+import ast
 import builtins
 import decimal
 import fractions
+import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -139,8 +142,6 @@ def _reference(value):
 
 def _resolve(module, name, imported_only=False):
     """The object `module.name` (dotted name allowed) of this process's own import of `module`."""
-    import importlib
-
     if not module or module.startswith(".") or module in ("solution", "__main__", "__tests__"):
         raise ValueError(f"not an importable module: {module!r}")
     found = sys.modules.get(module) if imported_only else importlib.import_module(module)
@@ -456,6 +457,50 @@ def _test_line(exc, source):
     return found
 
 
+def _assumed_modules(tests):
+    """Names the test code uses only as `name.attribute` (never calls, passes or compares them) and
+    that name an importable module: the tests assume the module (`math.isclose` without
+    `import math`), so the driver imports it itself; the solution's object of that name (its own
+    `math`, a class with an `isclose` that says True) never stands in for it."""
+    uses = {}
+    tree = ast.parse(tests)
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+                as_base = isinstance(parent, ast.Attribute) and parent.value is child
+                uses[child.id] = uses.get(child.id, True) and as_base
+    out = {}
+    for name, only_as_base in uses.items():
+        if only_as_base and not hasattr(builtins, name):
+            try:
+                if importlib.util.find_spec(name) is not None:
+                    out[name] = importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - not importable here: the name stays as the tests left it
+                pass
+    return out
+
+
+def _test_namespace(tests, names, conn):
+    """The globals the test code runs in. Its names resolve, in this order, to what the tests bind
+    themselves (they run after), the built-ins, the modules the tests assume (`_assumed_modules`),
+    and only then to the solution's functions, classes and objects: those stay handles, so a
+    comparison with one fails the test. A plain value the solution defines (a constant the tests
+    might compare a result with), a dunder and a built-in's name are never taken from the solution."""
+    namespace = {"__builtins__": builtins, "__name__": "__tests__"}
+    modules = _assumed_modules(tests)
+    for name, value in names.items():
+        if not (isinstance(name, str) and name.isidentifier()) or name.startswith("__") or hasattr(builtins, name):
+            continue
+        if name in modules or not (type(value) is dict and value.get("$") == "h"):
+            continue
+        try:
+            namespace[name] = decode(value, conn.remote)
+        except ValueError:
+            pass  # malformed: the name stays undefined for the tests
+    namespace.update(modules)
+    return namespace
+
+
 def drive(tests, rfd, wfd, nonce):
     """Run the test code against the host on (rfd, wfd); the report as a dict: `passed` with
     the nonce, or a `verdict` ("incorrect" / "error") and a `detail`."""
@@ -472,17 +517,9 @@ def drive(tests, rfd, wfd, nonce):
         exc = hello.get("exc", "?") if type(hello) is dict else "?"
         message = hello.get("msg", "") if type(hello) is dict else ""
         return failed(f"loading the solution raised {exc}: {message}".rstrip(": "))
-    namespace = {"__builtins__": builtins, "__name__": "__tests__"}
     try:
-        for name, value in dict(hello["names"]).items():
-            # a solution's name never hides a built-in from the tests (a home-made `abs` or `sorted` could
-            # decide a check), nor a dunder; modules and library functions arrive as this process's own
-            if isinstance(name, str) and name.isidentifier() and not name.startswith("__") and not hasattr(builtins, name):
-                try:
-                    namespace[name] = decode(value, conn.remote)
-                except ValueError:
-                    pass  # e.g. a module the driver cannot import: the name stays undefined for the tests
         code = compile(tests, "<tests>", "exec")
+        namespace = _test_namespace(tests, dict(hello["names"]), conn)
         exec(code, namespace)
     except Unsupported as exc:
         return failed(f"the tests cannot run isolated from the solution: {exc}", verdict="error")

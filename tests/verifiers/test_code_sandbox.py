@@ -132,6 +132,52 @@ HONEST = [
 ]
 
 
+# Names the tests assume but do not bind: a module they only read attributes of (`math.isclose` with no
+# `import math`, as MBPP rows have), a constant, a helper the prompt defines (HumanEval/38). A wrong solution
+# that defines that name must not decide the check with it. (case, solution, test code)
+ASSUMED_NAMES = [
+    ("its own math with an isclose that says True",
+     "class math:\n    @staticmethod\n    def isclose(*a, **k):\n        return True\ndef area(r):\n    return 0.0",
+     "assert math.isclose(area(1), 3.141592653589793)"),
+    ("its own math module object, patched",
+     "import math, types\nmath = types.ModuleType('math')\nmath.isclose = lambda *a, **k: True\ndef area(r):\n    return 0.0",
+     "assert math.isclose(area(1), 3.141592653589793, rel_tol=1e-9)"),
+    ("a module it patched in place", "import math\nmath.isclose = lambda *a, **k: True\ndef area(r):\n    return 0.0",
+     "assert math.isclose(area(1), 3.141592653589793)"),
+    ("a constant the tests compare with", "EXPECTED = 0\ndef count(xs):\n    return 0", "assert count([1, 2]) == EXPECTED"),
+]
+
+
+@pytest.mark.parametrize("solution,asserts", [c[1:] for c in ASSUMED_NAMES], ids=[c[0] for c in ASSUMED_NAMES])
+def test_names_the_tests_assume_are_never_the_solutions(solution, asserts):
+    result = verify(fenced(solution), asserts, kind="code", timeout=10, **LIMITS)
+    assert result.verdict is Verdict.INCORRECT, result
+    # and the right solution passes the same tests, whether or not it imported the module itself
+    for right in ("import math\ndef area(r):\n    return math.pi * r * r", "def area(r):\n    return 3.141592653589793 * r * r"):
+        if "area" in asserts:
+            assert verify(fenced(right), asserts, kind="code", timeout=10, **LIMITS).verdict is Verdict.CORRECT
+
+
+HUMANEVAL_38 = {  # the shape of HumanEval/38: the tests call a helper that the prompt defines
+    "prompt": 'def encode_cyclic(s: str):\n    groups = [s[(3 * i):min((3 * i + 3), len(s))] for i in range((len(s) + 2) // 3)]\n'
+              '    groups = [(group[1:] + group[0]) if len(group) == 3 else group for group in groups]\n    return "".join(groups)\n\n\n'
+              'def decode_cyclic(s: str):\n    """Decodes a string encoded with encode_cyclic."""\n',
+    "test": "def check(candidate):\n    for s in ['abcdefg', 'hello world', 'xy']:\n        assert candidate(encode_cyclic(s)) == s\n",
+    "entry_point": "decode_cyclic",
+}
+
+
+def test_a_helper_of_the_prompt_redefined_by_the_solution_does_not_decide_the_check():
+    from verifiers.code_kind import code_gold
+
+    row = HUMANEVAL_38
+    gold = code_gold(row["test"], entry_point=row["entry_point"], prompt=row["prompt"])
+    forged = "def encode_cyclic(s):\n    return s\ndef decode_cyclic(s):\n    return s"  # identity twice
+    assert verify(fenced(forged), gold, kind="code", timeout=10, **LIMITS).verdict is Verdict.INCORRECT
+    right = row["prompt"] + "    return encode_cyclic(encode_cyclic(s))\n"
+    assert verify(right, gold, kind="code", timeout=10, **LIMITS).verdict is Verdict.CORRECT
+
+
 @pytest.mark.parametrize("solution,asserts", [c[1:] for c in HONEST], ids=[c[0] for c in HONEST])
 def test_right_solutions_pass_the_isolated_tests(solution, asserts):
     result = verify(fenced(solution), asserts, kind="code", timeout=10, **LIMITS)
@@ -294,7 +340,7 @@ def test_host_directories_are_read_only_and_nothing_persists_between_items():
         assert second.stdout.strip() == "[]"  # nothing one item writes is seen by the next
         for d in world_writable:
             if d not in ("/tmp", "/var/tmp", "/dev/shm"):  # those are private tmpfs: writable, and thrown away
-                assert f"denied {d} 30" in first.stdout  # EROFS
+                assert f"denied {d} 30" in first.stdout or f"denied {d} 2" in first.stdout  # EROFS, or not there at all
 
 
 # (syscall, arguments): each must fail with EPERM inside the sandbox, whatever the kernel would have said
@@ -363,6 +409,126 @@ def test_sysv_shared_memory_is_private_to_the_item():
         shmid = libc.shmget(key, 0, 0)
         if shmid >= 0:  # left behind by a sandbox without its own IPC namespace
             libc.shmctl(shmid, 0, None)  # IPC_RMID
+
+
+def _host_unix_socket(directory: str) -> tuple[str, "socket.socket"]:
+    """A listening Unix socket of the host, mode 0777 in a world-readable directory (as D-Bus's is)."""
+    import socket
+
+    path = os.path.join(directory, "host.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(4)
+    os.chmod(path, 0o777)
+    return path, server
+
+
+UNIX_PROBE = """import json, socket, sys
+path = json.loads(input())
+for family, kind in ((socket.AF_UNIX, socket.SOCK_STREAM), (socket.AF_UNIX, socket.SOCK_DGRAM)):
+    try:
+        s = socket.socket(family, kind)
+        s.connect(path) if kind == socket.SOCK_STREAM else s.sendto(b"x", path)
+        print("reached", kind)
+    except OSError as e:
+        print("refused", kind, e.errno)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b"x", path)
+    print("reached by a datagram pair")
+except OSError as e:
+    print("refused pair", e.errno)
+a, b = socket.socketpair()  # a connected pair, as asyncio and multiprocessing.Pipe use: still there
+a.send(b"ok")
+print(b.recv(2).decode())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="seccomp is Linux's")
+def test_host_unix_sockets_are_not_reachable():
+    # a world-connectable socket of the host, outside the private /tmp: socket(AF_UNIX) is refused in the sandbox
+    directory = tempfile.mkdtemp(prefix="rewardlab-sock-", dir="/run" if os.path.isdir("/run") else None)
+    os.chmod(directory, 0o755)
+    path, server = _host_unix_socket(directory)
+    try:
+        run = run_python(UNIX_PROBE, json.dumps(path))
+        assert run.ok, run
+        assert "reached" not in run.stdout, run.stdout
+        assert run.stdout.count("refused") == 3 and run.stdout.endswith("ok\n"), run.stdout
+    finally:
+        server.close()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_an_item_that_parks_processes_leaves_anothers_process_budget_whole():
+    # item A holds 30 of its 32 processes; item B, at the same time, starts 16 threads (each one counts)
+    park = ("import os, time\nfor _ in range(30):\n    if os.fork() == 0:\n        time.sleep(6)\n        os._exit(0)\n"
+            "print('parked')\ntime.sleep(6)")
+    threads = ("import threading, time\ntime.sleep(1.5)\nts = [threading.Thread(target=time.sleep, args=(0.5,)) for _ in range(16)]\n"
+               "for t in ts:\n    t.start()\nfor t in ts:\n    t.join()\nprint('threads ran')")
+    limits = SandboxLimits(max_processes=32, wall_seconds=8, cpu_seconds=4, memory_mb=4096)  # threads reserve address space
+    parked = threading.Thread(target=run_python, args=(park,), kwargs={"limits": limits})
+    parked.start()
+    try:
+        run = run_python(threads, limits=limits)
+    finally:
+        parked.join()
+    assert run.ok and run.stdout == "threads ran\n", run
+    if os.geteuid() == 0:
+        assert "user-namespace" in run.protections
+
+
+def test_shared_memory_counts_against_the_item():
+    # memory outside the address space: anonymous files, SysV segments, POSIX shared memory and /tmp all come
+    # out of one budget per item (tmpfs_mb), never out of the host's
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "try:\n    os.memfd_create('x')\n    print('memfd made')\nexcept OSError as e:\n    print('memfd refused', e.errno)\n"
+            "shmid = libc.shmget(0, 64 << 20, 0o1000 | 0o600)\nprint('big segment', 'made' if shmid >= 0 else 'refused')\n"
+            "written = 0\nfor path in ('/tmp/a', '/dev/shm/b', '/var/tmp/c'):\n    try:\n        with open(path, 'wb') as fh:\n"
+            "            for _ in range(12):\n                fh.write(b'x' * (1 << 20))\n                written += 1\n"
+            "    except OSError:\n        pass\nprint('written', written)")
+    run = run_python(code, limits=SandboxLimits(tmpfs_mb=16, file_size_mb=64))
+    assert run.ok, run
+    lines = run.stdout.splitlines()
+    assert lines[0] == "memfd refused 1", run.stdout
+    if os.geteuid() == 0:
+        assert lines[1] == "big segment refused" and "ipc-limits" in run.protections, run
+        assert int(lines[2].split()[1]) <= 16, run.stdout  # one 16 MiB tmpfs for /tmp, /dev/shm and /var/tmp together
+
+
+FAKE_REPORT = """import json, os, sys
+frame = sys._getframe()
+while "report_fd" not in frame.f_locals:
+    frame = frame.f_back
+os.write(frame.f_locals["report_fd"], json.dumps({REPORT}).encode())
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("report", [{"passed": True}, {"passed": True, "nonce": "0" * 32}], ids=["no nonce", "wrong nonce"])
+def test_a_pass_without_this_runs_nonce_is_not_a_pass(report):
+    # a report written on the driver's own pipe (by code running in the driver) without the nonce of this run
+    run = run_python("def add(a, b):\n    return 0", tests=FAKE_REPORT.replace("{REPORT}", repr(report)))
+    assert run.tests is not None and run.tests.get("passed") is True, run  # the report did arrive
+    assert not run.tests_passed
+
+
+def test_the_lines_comparator_keeps_line_breaks():
+    # generated outputs: `lines` ignores trailing spaces and final blank lines, never where the lines break
+    import random
+
+    from verifiers.code_kind import COMPARATORS
+
+    rng = random.Random(0)
+    for _ in range(200):
+        words = [str(rng.randint(0, 99)) for _ in range(rng.randint(3, 6))]
+        lines = [" ".join(words[:2]), " ".join(words[2:])]
+        want = "\n".join(lines) + "\n"
+        padded = "\n".join(line + " " * rng.randint(0, 2) for line in lines) + "\n" * rng.randint(0, 3)
+        assert COMPARATORS["lines"](padded, want), (padded, want)
+        one_line = " ".join(words) + "\n"  # the same tokens on one line
+        assert COMPARATORS["tokens"](one_line, want) and not COMPARATORS["lines"](one_line, want), (one_line, want)
+        assert not COMPARATORS["lines"](want.replace(" ", "  ", 1), want)  # spaces inside a line count
 
 
 def test_a_killed_item_leaves_no_temporary_directory():
@@ -444,12 +610,44 @@ def test_fallback_without_root_still_enforces_limits(monkeypatch):
 UNPRIVILEGED_UID = 54321  # no such user on the test machines
 
 
-def _as_unprivileged_user(fn):
-    """fn() run in a child process as uid/gid 54321 (tests run as root in CI); returns what it returns (JSON).
-    The child gets a mount namespace of its own in which the interpreter is reachable by that uid (a pyenv
-    Python under /root, mode 0700), as a deployment under an ordinary account would have it."""
+def _expose_to_others(paths: list[str], stage: str) -> None:
+    """In this (private) mount namespace, each of `paths` reachable by any uid, and nothing else of the
+    directories on their way that other users cannot enter (e.g. /root, mode 0700, for a pyenv Python, or a
+    private folder holding the virtual environment or the checkout): each path is bound aside, the outermost
+    such directories covered by an empty tmpfs (mode 0755), and each path moved back to its place."""
     from verifiers import sandbox_boot as boot
 
+    paths = [p for p in dict.fromkeys(paths) if not any(p.startswith(q.rstrip("/") + "/") for q in paths if q != p)]
+    held, blocked = [], set()
+    for number, path in enumerate(paths):
+        on_the_way = boot._blocked_dirs(path + "/x" if os.path.isdir(path) else path)
+        if on_the_way:
+            aside = os.path.join(stage, str(number))
+            os.mkdir(aside) if os.path.isdir(path) else open(aside, "w").close()
+            boot._mount(path, aside, None, boot.MS_BIND | boot.MS_REC)
+            held.append((path, aside))
+            blocked.update(on_the_way)
+    for directory in sorted(blocked, key=len):
+        if not any(directory.startswith(b + "/") for b in blocked if b != directory):
+            boot._mount("tmpfs", directory, "tmpfs", boot.MS_NOSUID | boot.MS_NODEV, "size=1m,mode=0755")
+    for path, aside in held:
+        os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+        os.mkdir(path) if os.path.isdir(aside) else open(path, "w").close()
+        boot._mount(aside, path, None, boot.MS_MOVE)
+
+
+def _as_unprivileged_user(fn, groups=()):
+    """fn() run in a child process as uid/gid 54321 (tests run as root in CI), with the supplementary
+    `groups`; returns what it returns (JSON).
+    The child gets a mount namespace of its own in which the interpreter (and a virtual environment's), and
+    the sandbox's own files, are reachable by that uid even under a private folder (a pyenv Python under
+    /root, mode 0700), as a deployment under an ordinary account would have them. Where that uid still
+    cannot run them, the test is skipped and says why."""
+    import verifiers.sandbox as sandbox
+    from verifiers import sandbox_boot as boot
+
+    needed = [sys.executable, os.path.realpath(sys.executable), os.path.realpath(sys.prefix),
+              os.path.realpath(sys.base_prefix), str(sandbox.BOOT.parent)]
     read, write = os.pipe()
     stage = tempfile.mkdtemp(prefix="rewardlab-stage-", dir="/tmp")
     child = os.fork()
@@ -459,14 +657,19 @@ def _as_unprivileged_user(fn):
             os.close(read)
             boot._check(boot.LIBC.unshare(boot.CLONE_NEWNS), "unshare")
             boot._mount(None, "/", None, boot.MS_REC | boot.MS_PRIVATE)  # nothing below reaches the host's mounts
-            for path in (os.path.realpath(sys.executable), os.path.realpath(sys.base_prefix)):
-                for blocked in boot._blocked_dirs(path + "/x" if os.path.isdir(path) else path):
-                    boot._expose(blocked, path, stage)
-            os.setgroups([])
+            _expose_to_others([os.path.abspath(p) for p in needed], stage)
+            os.setgroups(list(groups))
             os.setgid(UNPRIVILEGED_UID)
             os.setuid(UNPRIVILEGED_UID)
             tempfile.tempdir = "/tmp"
-            out = json.dumps(fn()).encode()
+            unreachable = [(p, oct(os.stat(p).st_mode & 0o777) if os.path.exists(p) else "not there")
+                           for p in (sys.executable, str(sandbox.BOOT), str(sandbox.HARNESS))
+                           if not os.access(p, os.X_OK if p == sys.executable else os.R_OK)]
+            if unreachable:
+                out = json.dumps({"skip": f"uid {UNPRIVILEGED_UID} cannot run the sandbox here: {unreachable} "
+                                          f"(give other users read access to the interpreter and the checkout)"}).encode()
+            else:
+                out = json.dumps(fn()).encode()
             code = 0
         except BaseException as exc:  # noqa: BLE001 - reported to the test
             out = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
@@ -478,7 +681,10 @@ def _as_unprivileged_user(fn):
         data = fh.read()
     os.waitpid(child, 0)
     shutil.rmtree(stage, ignore_errors=True)
-    return json.loads(data)
+    out = json.loads(data)
+    if isinstance(out, dict) and "skip" in out:
+        pytest.skip(out["skip"])
+    return out
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
@@ -526,10 +732,57 @@ def test_without_root_the_sandbox_isolates_through_a_user_namespace():
     lines = out["stdout"].splitlines()
     assert lines[0] == "65534 65534" and lines[1] == "['lo']", out  # mapped to nobody; only a loopback
     assert secret not in out["stdout"] and int(lines[2]) <= 3, out  # its own processes only
-    assert lines[-1] == "denied 30" and not out["wrote"], out  # EROFS: the caller's own directory is read-only
+    assert lines[-1] == "denied 2" and not out["wrote"], out  # ENOENT: the caller's own directory is not even there
     assert out["passed"] and out["forged"] == []  # every forgery fails here too
     assert out["driver_caps"] == {"passed": True, "requests": 0} and out["program_caps"], out
     assert out["signalled"] == ["still here\n", None], out
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")
+def test_without_root_the_callers_files_and_groups_give_nothing_away():
+    # an ordinary user in a supplementary group (as `docker` would be) with a hub token of its own (0600) in its
+    # home: the program reads neither, and the verdict's detail never carries them
+    group, secret = 54322, f"hf_{uuid.uuid4().hex}"
+    base = tempfile.mkdtemp(prefix="rewardlab-user-", dir="/run" if os.path.isdir("/run") else "/var/lib")
+    os.chmod(base, 0o755)
+    home, shared = os.path.join(base, "home"), os.path.join(base, "group-only")
+    os.makedirs(os.path.join(home, ".cache", "huggingface"))
+    os.mkdir(shared)
+    token, group_file = os.path.join(home, ".cache", "huggingface", "token"), os.path.join(shared, "secret")
+    for path, mode in ((token, 0o600), (group_file, 0o640)):
+        with open(path, "w") as fh:
+            fh.write(secret)
+        os.chmod(path, mode)
+    for path in (home, os.path.dirname(token), os.path.dirname(os.path.dirname(token)), token):
+        os.chown(path, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+    os.chmod(home, 0o700)
+    os.chown(group_file, 0, group)
+    os.chmod(shared, 0o750)
+    os.chown(shared, 0, group)
+    probe = (f"import os\nfor path in ({token!r}, {group_file!r}):\n    try:\n        print(open(path).read())\n"
+             "    except OSError as e:\n        print('denied', e.errno)")
+
+    def scenario():
+        from verifiers.code_kind import verify_code
+
+        mine = open(token).read() == secret and open(group_file).read() == secret  # the caller itself can read both
+        run = run_python(probe)
+        leak = fenced(f"raise SystemExit(open({token!r}).read())")
+        stdio = verify_code(leak, ADD_TESTS, **LIMITS)
+        asserts = verify_code(fenced(f"X = open({group_file!r}).read()\ndef add(a, b):\n    return a + b"), ADD_ASSERTS, **LIMITS)
+        printed = verify_code(fenced(f"print(open({token!r}).read())"), ADD_TESTS, **LIMITS)
+        return {"mine": mine, "stdout": run.stdout, "protections": run.protections,
+                "details": [stdio.detail, asserts.detail, printed.detail]}
+
+    try:
+        out = _as_unprivileged_user(scenario, groups=[group])
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert "error" not in out and out["mine"], out
+    assert "user-namespace" in out["protections"] and "minimal-root" in out["protections"], out
+    assert out["stdout"] == "denied 2\ndenied 2\n", out  # neither path exists in the sandbox
+    assert all(secret not in detail for detail in out["details"]), out
+    assert all(len(detail) <= 2200 for detail in out["details"]), out
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not sys.platform.startswith("linux"), reason="needs root to become another uid")

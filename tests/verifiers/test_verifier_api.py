@@ -90,10 +90,8 @@ def test_extract_answer_is_exported():
     assert verifiers.extract_answer is extract
 
 
-def test_code_verdicts_are_cached_and_identical_items_run_once(monkeypatch):
-    """A code check costs a sandboxed process: RL groups repeat programs, so each distinct
-    (program, tests, options, time limit) runs once; timeouts and errors are run again."""
-    api.clear_cache()
+def _counting_pool(monkeypatch) -> list[str]:
+    """The predictions the worker pool is given from now on (what really ran)."""
     ran: list[str] = []
     real = api.get_pool()
 
@@ -103,18 +101,68 @@ def test_code_verdicts_are_cached_and_identical_items_run_once(monkeypatch):
             return real.run(tasks, workers)
 
     monkeypatch.setattr(api, "get_pool", lambda: CountingPool())
+    return ran
+
+
+def test_code_failures_are_cached_and_identical_items_run_once(monkeypatch):
+    """A code check costs a sandboxed process: RL groups repeat programs, so identical items of a batch
+    run once and a program that failed (incorrect) is not run again for the same (tests, options, time
+    limit); passes, timeouts and errors are run again."""
+    api.clear_cache()
+    ran = _counting_pool(monkeypatch)
     tests = "assert f(2, 3) == 5"
     good, bad = "def f(a, b):\n    return a + b", "def f(a, b):\n    return a * b"
     out = verify_batch([good, bad, good, good, bad], [tests] * 5, kind="code")
     assert [r.correct for r in out] == [True, False, True, True, False]
     assert ran == [good, bad]  # identical items of one batch run once
-    again = verify(good, tests, kind="code")
-    assert again.correct and again.extra.get("cached") is True and ran == [good, bad]  # and are not run again
-    assert verify(good, tests + "\n", kind="code").correct and len(ran) == 3  # other tests: another check
-    assert verify(good, tests, kind="code", timeout=7.0).correct and len(ran) == 4  # another time limit too
+    again = verify(bad, tests, kind="code")
+    assert not again.correct and again.extra.get("cached") is True and ran == [good, bad]  # a failure is not run again
+    assert verify(bad, tests + "\n", kind="code").verdict is Verdict.INCORRECT and len(ran) == 3  # other tests: another check
+    assert verify(bad, tests, kind="code", timeout=7.0).verdict is Verdict.INCORRECT and len(ran) == 4  # another time limit too
     slow = "import time\ntime.sleep(5)\ndef f(a, b):\n    return a + b"
     assert verify(slow, tests, kind="code", timeout=1.0).verdict is Verdict.TIMEOUT
     assert verify(slow, tests, kind="code", timeout=1.0).verdict is Verdict.TIMEOUT and ran.count(slow) == 2  # never cached
     api.clear_cache()
-    verify(good, tests, kind="code")
-    assert ran.count(good) == 4
+    verify(bad, tests, kind="code")
+    assert ran.count(bad) == 4
+
+
+def test_a_pass_is_never_served_from_the_cache(monkeypatch):
+    """A program that passes only sometimes, re-submitted until it passes, must not have that pass
+    served to later callers: every submission of a passing program is a run of its own."""
+    api.clear_cache()
+    ran = _counting_pool(monkeypatch)
+    tests = "assert f(2, 3) == 5"
+    flaky = "import os\ndef f(a, b):\n    return a + b if os.urandom(1)[0] < 128 else 0"
+    verdicts = [verify(flaky, tests, kind="code").verdict for _ in range(8)]
+    failed = verdicts.index(Verdict.INCORRECT) if Verdict.INCORRECT in verdicts else len(verdicts) - 1
+    assert ran.count(flaky) == failed + 1  # every pass was a run of its own; the first failure ended the runs
+    assert set(verdicts[failed + 1:]) <= {Verdict.INCORRECT}  # a failure, once settled, is not re-rolled
+    good = "def f(a, b):\n    return a + b"
+    assert [verify(good, tests, kind="code").extra.get("cached") for _ in range(3)] == [None] * 3 and ran.count(good) == 3
+
+
+def test_cheap_verdicts_cannot_flush_the_cache(monkeypatch):
+    """Only failures settled by a sandboxed run are stored: no-answer items and syntax errors (no run)
+    never evict them, however many arrive."""
+    api.clear_cache()
+    monkeypatch.setattr(api, "CACHE_SIZE", 4)
+    ran = _counting_pool(monkeypatch)
+    tests = "assert f(2, 3) == 5"
+    bad = "def f(a, b):\n    return a * b"
+    assert verify(bad, tests, kind="code").verdict is Verdict.INCORRECT and ran == [bad]
+    cheap = [f"no code here {i}" for i in range(20)] + [f"```python\ndef f({i}:\n```" for i in range(20)]
+    verdicts = {r.verdict for r in verify_batch(cheap, [tests] * len(cheap), kind="code")}
+    assert verdicts == {Verdict.NO_ANSWER, Verdict.INCORRECT}
+    assert len(api._cache) == 1
+    assert verify(bad, tests, kind="code").extra.get("cached") is True and ran.count(bad) == 1
+
+
+def test_the_cache_key_holds_the_options(monkeypatch):
+    """The same program and tests under other options is another check: `exact` fails a trailing space
+    that `lines` accepts; the cached `exact` failure must not answer the `lines` item."""
+    api.clear_cache()
+    gold = '[{"input": "", "output": "3\\n"}]'
+    program = "print('3 ')"
+    assert verify(program, gold, kind="code", compare="exact").verdict is Verdict.INCORRECT
+    assert verify(program, gold, kind="code", compare="lines").verdict is Verdict.CORRECT
