@@ -23,6 +23,7 @@ whole test code ran without an exception: how the program exits proves nothing.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import errno
 import functools
@@ -95,6 +96,7 @@ class SandboxRun:
     tests: dict | None = None  # the test driver's report (runs with `tests`): passed, or verdict + detail
     tests_passed: bool = False  # the driver reported a pass carrying this run's nonce
     userns_refused: str | None = None  # a user namespace was made but could not be set up (the run is retried without)
+    collected: dict[str, bytes] | None = None  # files a build left in its folder (`run_program(collect=...)`)
 
     @property
     def ok(self) -> bool:
@@ -185,7 +187,23 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
     return run
 
 
-def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None) -> SandboxRun:
+def run_program(argv: list[str], files: dict[str, str], stdin: str = "", limits: SandboxLimits | None = None,
+                **program: object) -> SandboxRun:
+    """Run `argv` (a compiler, a compiled program, another interpreter) instead of Python, with the same
+    isolation and limits as `run_python`. `files`: text files of its folder; `program` may add
+    `binary_files` (name -> bytes), `exec_files` (names made executable), `collect` (names or "*.ext" of
+    files read back after it ended, into `SandboxRun.collected`), `env` (added to the allow-listed
+    environment), `expose` (toolchain folders to make reachable for uid 65534)."""
+    global _userns_refused
+    spec = {"argv": list(argv), "files": files, **program}
+    run = _run_once("", stdin, limits or SandboxLimits(), None, spec)
+    if run.userns_refused:
+        _userns_refused = run.userns_refused
+        run = _run_once("", stdin, limits or SandboxLimits(), None, spec)
+    return run
+
+
+def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None, program: dict | None = None) -> SandboxRun:
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
     status_r, status_w = os.pipe()
@@ -195,6 +213,8 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None)
         files = {"solution.py": source, "input.txt": stdin}
         if tests is not None:
             files["harness.py"] = HARNESS.read_text(encoding="utf-8")
+        if program is not None:  # run_program: its own files and command
+            files = {**program["files"], "input.txt": stdin}
         cfg = {
             "workdir": workdir,
             "files": files,
@@ -215,6 +235,11 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None)
             "env": _env(),
             "seccomp": seccomp_filter()[0],
         }
+        if program is not None:
+            cfg.update(argv=program["argv"], env={**_env(), **program.get("env", {})},
+                       binary_files={k: base64.b64encode(v).decode() for k, v in program.get("binary_files", {}).items()},
+                       exec_files=list(program.get("exec_files", ())), collect=list(program.get("collect", ())),
+                       expose=[os.path.realpath(p) for p in program.get("expose", ())])
         if cfg["seccomp"] is None and seccomp_filter()[1] not in _warned:
             _warned.add(seccomp_filter()[1])
             _log.warning("code sandbox: %s; the program may call unshare, mount, ptrace, keyctl, bpf, perf_event_open, "
@@ -313,6 +338,8 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
             run.timed_out |= _over_cpu(event["driver"], cpu_limit)
         if "setup_error" in event:
             run.setup_error = event["setup_error"]
+        if isinstance(event.get("collected"), dict):
+            run.collected = {str(k): base64.b64decode(v) for k, v in event["collected"].items() if isinstance(v, str)}
         if isinstance(event.get("userns_refused"), str):
             run.setup_error = run.userns_refused = event["userns_refused"]
         if isinstance(event.get("warning"), str) and event["warning"] not in _warned:

@@ -75,21 +75,23 @@ def _blocked_dirs(path):
     return out
 
 
-def _expose(blocked, path, stage):
-    """Make `path` reachable through `blocked` (a 0700 directory) without opening the rest of
-    it: move the child on the way into `stage`, cover `blocked` with an empty tmpfs, move back."""
-    child = path[len(blocked) :].strip("/").split("/")[0]
-    source = os.path.join(blocked, child)
-    held = os.path.join(stage, str(len(os.listdir(stage))))
-    os.mkdir(held)
-    _mount(source, held, None, MS_BIND | MS_REC)
+def _expose(blocked, paths, stage):
+    """Make `paths` reachable through `blocked` (a 0700 directory) without opening the rest of
+    it: move the children on the way into `stage`, cover `blocked` with an empty tmpfs, move back."""
+    children = sorted({path[len(blocked) :].strip("/").split("/")[0] for path in paths})
+    held = {}
+    for child in children:
+        held[child] = os.path.join(stage, str(len(os.listdir(stage))))
+        os.mkdir(held[child])
+        _mount(os.path.join(blocked, child), held[child], None, MS_BIND | MS_REC)
     _mount("tmpfs", blocked, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    target = os.path.join(blocked, child)
-    if os.path.isdir(held):
-        os.mkdir(target)
-    else:
-        open(target, "w").close()
-    _mount(held, target, None, MS_MOVE)
+    for child in children:
+        target = os.path.join(blocked, child)
+        if os.path.isdir(held[child]):
+            os.mkdir(target)
+        else:
+            open(target, "w").close()
+        _mount(held[child], target, None, MS_MOVE)
     _mount(None, blocked, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
@@ -130,9 +132,14 @@ def _private_mounts(cfg, files):
     stage = "/tmp/.stage"
     os.mkdir(stage, 0o700)
     if cfg["uid"] is not None:
-        for path in (cfg["executable"], cfg["prefix"]):
+        # expose: a toolchain's folders. Every blocked directory is found before the first mount and exposed once,
+        # with all the paths that go through it (two toolchains under /root share it)
+        plan = {}
+        for path in (cfg["executable"], cfg["prefix"], *cfg.get("expose", ())):
             for blocked in _blocked_dirs(path + "/x" if os.path.isdir(path) else path):
-                _expose(blocked, path, stage)
+                plan.setdefault(blocked, []).append(path)
+        for blocked in sorted(plan, key=len):
+            _expose(blocked, plan[blocked], stage)
     workdir = "/tmp/sandbox"
     os.mkdir(workdir, 0o700)
     for name, data in files.items():
@@ -234,6 +241,10 @@ def _program(cfg, workdir, status_fd, keep=()):
         for fd, number in keep:  # the fds were moved above 100 by init: no clash with 3 and 4
             os.dup2(fd, number)
             os.set_inheritable(number, True)
+        for name in cfg.get("exec_files", ()):  # a compiled program handed in (verifiers/code_languages.py)
+            os.chmod(os.path.join(workdir, name), 0o755)
+        if cfg.get("argv") and not keep:  # a compiler or a compiled program instead of the interpreter
+            os.execve(cfg["argv"][0], cfg["argv"], cfg["env"])
         script = "harness.py" if keep else "solution.py"
         os.execve(cfg["executable"], [cfg["executable"], "-I", script], cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - reported to the parent through the status fd
@@ -345,6 +356,8 @@ def _init(cfg, files, protections, status_fd):
             protections.append(f"uid-{NOBODY}")  # the caller's uid, mapped
         if cfg.get("seccomp"):
             protections.append("seccomp")
+        # the build folder, held open: the files a compiler wrote are read from it after it ended
+        build_dir = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY) if cfg.get("collect") else None
         driver = None
         if cfg["tests"] is not None:
             from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests
@@ -382,10 +395,43 @@ def _init(cfg, files, protections, status_fd):
             ended[program] = {**_ended(status, usage), "after_tests": True}
         if driver is not None:
             _status(status_fd, driver=ended[driver], report=_read_report(report_r))
+        if build_dir is not None:
+            _status(status_fd, collected=_collect_outputs(build_dir, cfg["collect"], cfg.get("collect_mb", 64) << 20))
         _status(status_fd, **ended[program])
     except BaseException as exc:  # noqa: BLE001
         _status(status_fd, setup_error=f"{type(exc).__name__}: {exc}")
     os._exit(0)
+
+
+def _collect_outputs(dir_fd, patterns, cap):
+    """The regular files of the build folder whose names match `patterns` (a name, or "*.ext"), base64:
+    opened relative to the folder's descriptor without following links, one link each, `cap` bytes in all;
+    anything else a build left there (a link to a host file, a fifo, a hard link) is never read."""
+    import base64
+
+    out, total = {}, 0
+    for name in sorted(os.listdir(dir_fd)):
+        if not any(name == p or (p.startswith("*") and name.endswith(p[1:])) for p in patterns):
+            continue
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or total + info.st_size > cap:
+                continue
+            data = b""
+            while len(data) < info.st_size:
+                part = os.read(fd, info.st_size - len(data))
+                if not part:
+                    break
+                data += part
+            total += len(data)
+            out[name] = base64.b64encode(data).decode()
+        finally:
+            os.close(fd)
+    return out
 
 
 def _read_config():
@@ -414,6 +460,10 @@ def main():
         import sandbox_harness  # noqa: F401
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
+    if cfg.get("binary_files"):  # a compiled program (base64)
+        import base64
+
+        files.update({name: base64.b64decode(data) for name, data in cfg.pop("binary_files").items()})
     protections = ["rlimits", "new-session", "no-new-privileges"]
     if cfg["namespaces"] or cfg.get("userns"):
         # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
