@@ -88,8 +88,8 @@ LANGUAGES: dict[str, Language] = {
         ("{tool}", "build", "-ldflags=-s -w", "-o", "main", "*.go"),
         ("./main",), outputs=("main",), compile_memory_mb=2048,
         env={"GOCACHE": "/tmp/gocache", "GOPATH": "/tmp/gopath", "GO111MODULE": "off", "GOPROXY": "off",
-             "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"},
-        runtime_reserve_mb=512),
+             "CGO_ENABLED": "0", "GOTOOLCHAIN": "local", "GOMAXPROCS": "2"},
+        runtime_reserve_mb=1024, run_processes=64),
 }
 _BY_TAG = {tag: lang.name for lang in LANGUAGES.values() for tag in lang.fence_tags}
 
