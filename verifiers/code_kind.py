@@ -312,8 +312,8 @@ def _verify_compiled(language: str, code: str, tests: CodeTests, limits: Sandbox
         return VerifyResult(verdict, detail=build.error, extra={**extra, "passed": 0, "total": len(tests.cases) or 1}, **base)
     nonce = secrets.token_hex(16)
     runs = [(stdin, expected) for stdin, expected in tests.cases] if tests.asserts is None else [(nonce + "\n", None)]
-    for number, (stdin, expected) in enumerate(runs, start=1):
-        run = run_built(language, build, main, stdin, limits)
+    done = run_built(language, build, main, [stdin for stdin, _ in runs], limits)  # stops at the first failed run
+    for number, ((stdin, expected), run) in enumerate(zip(runs, done), start=1):
         extra.update(passed=number - 1, total=len(runs), protections=run.protections)
         if not run.ok:
             verdict, why = _failure(run)
@@ -324,5 +324,7 @@ def _verify_compiled(language: str, code: str, tests: CodeTests, limits: Sandbox
         if expected is not None and not COMPARATORS[compare](run.stdout, expected, tolerance):
             detail = f"test {number}/{len(runs)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
             return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
+    if len(done) < len(runs):  # never reached: a short list ends with a failed run; kept as a guard
+        return VerifyResult(Verdict.ERROR, detail=f"test {len(done) + 1}/{len(runs)}: not run", extra=extra, **base)
     extra["passed"] = len(runs)
     return VerifyResult(Verdict.CORRECT, detail=f"all {len(runs)} tests passed", extra=extra, **base)

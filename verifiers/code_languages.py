@@ -29,7 +29,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from verifiers.sandbox import SandboxLimits, SandboxRun, run_program
+from verifiers.sandbox import SandboxLimits, SandboxRun, run_cases, run_program
 
 BUILD_CACHE_MB = 256  # compiled programs kept per process (least recently used dropped first)
 
@@ -355,10 +355,11 @@ def run_limits(lang: Language, limits: SandboxLimits) -> SandboxLimits:
                                max_processes=max(limits.max_processes, lang.run_processes))
 
 
-def run_built(language: str, build: Build, main: str, stdin: str, limits: SandboxLimits) -> SandboxRun:
-    """Run a built program once on `stdin` in the sandbox, with the caller's per-test limits."""
+def run_built(language: str, build: Build, main: str, stdins: list[str], limits: SandboxLimits) -> list[SandboxRun]:
+    """Run a built program once per stdin, in one sandbox (`run_cases`), with the caller's per-test limits;
+    it stops after the first run that fails."""
     lang, toolchain = LANGUAGES[language], find_toolchain(language)
     argv = _argv(lang.run, toolchain, {}, lang.source, main, limits.memory_mb)
     executable = [name for name in build.files if name in ("main",)]
-    return run_program(argv, {}, stdin, run_limits(lang, limits), binary_files=build.files, exec_files=executable,
-                       env=lang.env, expose=list(toolchain.expose))
+    return run_cases(argv, stdins, run_limits(lang, limits), binary_files=build.files, exec_files=executable,
+                     env=lang.env, expose=list(toolchain.expose))

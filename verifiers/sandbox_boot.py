@@ -223,9 +223,9 @@ def _confine(cfg, uid):
         _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
 
 
-def _program(cfg, workdir, status_fd, keep=()):
+def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
     """The untrusted program's process: limits, identity, then exec. Never returns.
-    `keep`: (fd, number) pairs to hand to the program (the harness pipes)."""
+    `keep`: (fd, number) pairs to hand to the program (the harness pipes; a test case's output files)."""
     try:
         uid = cfg["uid"]
         if uid is not None:
@@ -234,7 +234,7 @@ def _program(cfg, workdir, status_fd, keep=()):
                 os.chown(os.path.join(workdir, name), uid, uid)
         _confine(cfg, uid)
         os.chdir(workdir)
-        stdin = os.open(os.path.join(workdir, "input.txt"), os.O_RDONLY)
+        stdin = os.open(os.path.join(workdir, stdin_name), os.O_RDONLY)
         os.dup2(stdin, 0)
         os.close(stdin)
         os.close(status_fd)
@@ -243,9 +243,9 @@ def _program(cfg, workdir, status_fd, keep=()):
             os.set_inheritable(number, True)
         for name in cfg.get("exec_files", ()):  # a compiled program handed in (verifiers/code_languages.py)
             os.chmod(os.path.join(workdir, name), 0o755)
-        if cfg.get("argv") and not keep:  # a compiler or a compiled program instead of the interpreter
+        if cfg.get("argv") and cfg["tests"] is None:  # a compiler or a compiled program instead of the interpreter
             os.execve(cfg["argv"][0], cfg["argv"], cfg["env"])
-        script = "harness.py" if keep else "solution.py"
+        script = "harness.py" if cfg["tests"] is not None else "solution.py"
         os.execve(cfg["executable"], [cfg["executable"], "-I", script], cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - reported to the parent through the status fd
         try:
@@ -359,6 +359,9 @@ def _init(cfg, files, protections, status_fd):
         # the build folder, held open: the files a compiler wrote are read from it after it ended
         build_dir = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY) if cfg.get("collect") else None
         driver = None
+        if cfg.get("cases"):
+            _run_cases(cfg, workdir, protections, status_fd)
+            os._exit(0)
         if cfg["tests"] is not None:
             from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests
             from_host, to_driver = (_high(fd) for fd in os.pipe())  # host -> driver answers
@@ -401,6 +404,56 @@ def _init(cfg, files, protections, status_fd):
     except BaseException as exc:  # noqa: BLE001
         _status(status_fd, setup_error=f"{type(exc).__name__}: {exc}")
     os._exit(0)
+
+
+def _run_cases(cfg, workdir, protections, status_fd):
+    """Several test cases of one compiled program in this sandbox (`run_program(cases=...)`): per case a fresh
+    process with the program's rlimits (CPU time counted per case), its own wall limit, stdin from the case's
+    file, stdout and stderr into anonymous memory files that only init holds. After each case every process
+    left in the pid namespace is killed (kill(-1) from its init reaches no process outside), so nothing of one
+    case runs into the next. Stops after the first case that does not exit 0. Needs the pid namespace."""
+    import time
+
+    if "pid-namespace" not in protections:
+        _status(status_fd, cases_refused="no pid namespace")
+        return
+    _status(status_fd, protections=protections)
+    cap = cfg["case_output_bytes"]
+    for number, stdin_name in enumerate(cfg["cases"]):
+        out, err = os.memfd_create("stdout"), os.memfd_create("stderr")
+        start = time.monotonic()
+        program = os.fork()
+        if program == 0:
+            _program(cfg, workdir, status_fd, keep=((out, 1), (err, 2)), stdin_name=stdin_name)
+        timed_out, deadline = False, start + cfg["case_wall_seconds"]
+        while True:
+            pid, status, usage = os.wait4(program, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                os.kill(program, signal.SIGKILL)
+                _, status, usage = os.wait4(program, 0)
+                break
+            time.sleep(0.002)
+        event = {"case": number, "wall": round(time.monotonic() - start, 4), "timed_out": timed_out, **_ended(status, usage)}
+        try:
+            os.kill(-1, signal.SIGKILL)  # whatever the case left behind (only this pid namespace's processes)
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                os.wait4(-1, 0)
+            except ChildProcessError:
+                break
+        for name, fd in (("stdout", out), ("stderr", err)):
+            size = os.fstat(fd).st_size
+            event[name] = os.pread(fd, min(size, cap + 1), 0).hex() if size else ""
+            os.close(fd)
+        _status(status_fd, **event)
+        if timed_out or event.get("exit") != 0:
+            break
+    _status(status_fd, exit=0, cpu=0)
 
 
 def _collect_outputs(dir_fd, patterns, cap):
