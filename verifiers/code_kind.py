@@ -204,7 +204,7 @@ def check_code_options(options: dict[str, Any]) -> None:
     limits = {k: v for k, v in options.items() if k not in _CHECK_OPTIONS}
     unknown = sorted(set(limits) - _LIMIT_FIELDS)
     if unknown:
-        valid = ", ".join([*sorted(_CHECK_OPTIONS), *sorted(_LIMIT_FIELDS)])
+        valid = ", ".join(sorted(_CHECK_OPTIONS | _LIMIT_FIELDS))
         raise TypeError(f"code verifier got unknown option(s) {', '.join(map(repr, unknown))}; valid options: {valid}")
     if "compare" in options and options["compare"] not in COMPARATORS:
         raise ValueError(f"unknown compare mode {options['compare']!r}; valid: {', '.join(COMPARATORS)}")

@@ -75,10 +75,28 @@ def _blocked_dirs(path):
     return out
 
 
-def _expose(blocked, paths, stage):
-    """Make `paths` reachable through `blocked` (a 0700 directory) without opening the rest of
-    it: move the children on the way into `stage`, cover `blocked` with an empty tmpfs, move back."""
-    children = sorted({path[len(blocked) :].strip("/").split("/")[0] for path in paths})
+def _expose(blocked, path, stage):
+    """Make `path` reachable through `blocked` (a 0700 directory) without opening the rest of
+    it: move the child on the way into `stage`, cover `blocked` with an empty tmpfs, move back."""
+    child = path[len(blocked) :].strip("/").split("/")[0]
+    source = os.path.join(blocked, child)
+    held = os.path.join(stage, str(len(os.listdir(stage))))
+    os.mkdir(held)
+    _mount(source, held, None, MS_BIND | MS_REC)
+    _mount("tmpfs", blocked, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    target = os.path.join(blocked, child)
+    if os.path.isdir(held):
+        os.mkdir(target)
+    else:
+        open(target, "w").close()
+    _mount(held, target, None, MS_MOVE)
+    _mount(None, blocked, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _expose_all(blocked, paths, stage):
+    """`_expose` for several paths through one `blocked` directory at once (a toolchain's folders beside the
+    interpreter's, `cfg["expose"]`): every child on the way is moved back into the one tmpfs."""
+    children = sorted({path[len(blocked) :].strip("/").split("/")[0] for path in paths} - {""})
     held = {}
     for child in children:
         held[child] = os.path.join(stage, str(len(os.listdir(stage))))
@@ -134,12 +152,17 @@ def _private_mounts(cfg, files):
     if cfg["uid"] is not None:
         # expose: a toolchain's folders. Every blocked directory is found before the first mount and exposed once,
         # with all the paths that go through it (two toolchains under /root share it)
-        plan = {}
-        for path in (cfg["executable"], cfg["prefix"], *cfg.get("expose", ())):
-            for blocked in _blocked_dirs(path + "/x" if os.path.isdir(path) else path):
-                plan.setdefault(blocked, []).append(path)
-        for blocked in sorted(plan, key=len):
-            _expose(blocked, plan[blocked], stage)
+        if not cfg.get("expose"):
+            for path in (cfg["executable"], cfg["prefix"]):
+                for blocked in _blocked_dirs(path + "/x" if os.path.isdir(path) else path):
+                    _expose(blocked, path, stage)
+        else:
+            plan = {}
+            for path in (cfg["executable"], cfg["prefix"], *cfg["expose"]):
+                for blocked in _blocked_dirs(path + "/x" if os.path.isdir(path) else path):
+                    plan.setdefault(blocked, []).append(path)
+            for blocked in sorted(plan, key=len):
+                _expose_all(blocked, plan[blocked], stage)
     workdir = "/tmp/sandbox"
     os.mkdir(workdir, 0o700)
     for name, data in files.items():
