@@ -250,12 +250,14 @@ class CodeEnv:
     accuracy_reward = "verifier:code"  # what `rl` logs as accuracy: the final message passes the row's tests
     max_attempts: int = 2
     column: str = "answer"  # the tests, in any form the code verifier reads (asserts, stdin/stdout cases, MBPP/HumanEval shapes)
+    language: str | None = None  # the code verifier's `language` (cpp, java, ...); else the row's `language`, else the fence tag
     stop: tuple[str, ...] = ()
     attempts: int = field(default=0, init=False)
     test_runs: int = field(default=0, init=False)
     passed: bool = field(default=False, init=False)
     verdict: str | None = field(default=None, init=False)  # the last try's verdict (`verifiers.Verdict` value)
     _tests: str | None = field(default=None, init=False, repr=False)
+    _language: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -267,13 +269,15 @@ class CodeEnv:
         if row.get(self.column) is None:
             raise ValueError(f"code: the row has no {self.column!r} column (the tests); its columns: {sorted(row)} (set column=NAME)")
         self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"))
+        self._language = self.language or row.get("language")
         self.attempts, self.test_runs, self.passed, self.verdict = 0, 0, False, None
         return None
 
     def _check(self, program: str) -> tuple[bool, str, str]:
         from verifiers import verify
 
-        result = verify(program, self._tests or "", kind="code")
+        options = {"language": self._language} if self._language else {}
+        result = verify(program, self._tests or "", kind="code", **options)
         return result.correct, (result.detail or result.verdict.value)[:MAX_FEEDBACK], result.verdict.value
 
     def step(self, message: str) -> Turn:
@@ -284,7 +288,7 @@ class CodeEnv:
         return Turn(observation=f"<feedback>{detail}</feedback>")
 
     def run_tests(self, program: str) -> str:
-        """Run a Python program against the problem's tests in a sandbox, before answering.
+        """Run a program against the problem's tests in a sandbox, before answering.
 
         Args:
             program: the whole program, e.g. def add(a, b): return a + b
@@ -316,7 +320,7 @@ class CodeEnv:
 # ---------------------------------------------------------------- registry
 ENVIRONMENTS: dict[str, tuple[Callable[..., Any], str]] = {
     "calculator": (CalculatorEnv, "calculator[:cost=C,max_calls=K,column=answer]"),
-    "code": (CodeEnv, "code[:max_attempts=2,column=answer]"),
+    "code": (CodeEnv, "code[:max_attempts=2,column=answer,language=cpp]"),
 }
 
 

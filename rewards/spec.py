@@ -24,6 +24,7 @@ from typing import Any, Callable
 from rewards import generative, learned, prm, raters, shaping, ttrl, verifier
 from rewards.base import suggestion
 from rewards.combine import Combine
+from verifiers.api import OPTION_CHECKS
 
 Factory = Callable[..., Any]
 
@@ -46,12 +47,19 @@ def _value(text: str) -> Any:
 
 def _verifier(kind: str = "math", column: str = "answer", timeout: float | None = None, reasoning: str = "auto",
               **verdicts: Any) -> Any:
+    options = {k: verdicts.pop(k) for k in list(verdicts) if k not in verifier.VERDICTS and kind in OPTION_CHECKS}
     unknown = [k for k in verdicts if k not in verifier.VERDICTS]
     if unknown:
         valid = list(dict.fromkeys(["column", "timeout", "reasoning", *verifier.VERDICTS]))
         raise ValueError(f"unknown option {unknown[0]!r}{suggestion(unknown[0], valid)}; valid options: {', '.join(valid)}")
+    if options:  # the kind's own options (`verifier:code:language=cpp`), checked now by the kind
+        module_name, _, attr = OPTION_CHECKS[kind].partition(":")
+        try:
+            getattr(importlib.import_module(module_name), attr)(options)
+        except TypeError as exc:
+            raise ValueError(f"unknown option: {exc}") from None
     return verifier.VerifierReward(kind=kind, answer_column=column, timeout=timeout, reasoning=reasoning,
-                                   rewards=verifier.verdict_rewards(**verdicts))
+                                   rewards=verifier.verdict_rewards(**verdicts), options=options)
 
 
 def _judge(target: str | None = None, column: str = "answer", **remote: Any) -> Any:
@@ -104,7 +112,7 @@ def _calibrated(kind: str = "math", column: str = "answer") -> Any:
 
 # name -> (factory(*positional, **keyword), usage). Add a reward by adding one line here.
 REWARDS: dict[str, tuple[Factory, str]] = {
-    "verifier": (_verifier, "verifier[:KIND][:VERDICT=VALUE,...][:column=answer][:timeout=S][:reasoning=auto|prefilled|off]"),
+    "verifier": (_verifier, "verifier[:KIND][:VERDICT=VALUE,...][:column=answer][:timeout=S][:reasoning=auto|prefilled|off][:language=cpp,compare=lines (code)]"),
     "ttrl": (lambda kind="math", column="answer", min_votes=2: ttrl.MajorityVoteReward(kind=kind, gold_column=column, min_votes=min_votes),
              "ttrl[:KIND][:min_votes=2]"),
     "format": (lambda pattern="think-answer", reasoning="auto": shaping.FormatReward(pattern, reasoning=reasoning),

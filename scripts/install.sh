@@ -25,5 +25,21 @@ if [ "$(uname -s)" = Linux ]; then  # the code sandbox's syscall filter: pysecco
   "$PY" -c "from verifiers.sandbox import seccomp_filter; import sys; sys.exit(seccomp_filter()[1])" ||
     echo "install: warning: the code sandbox will run without its seccomp filter; install libseccomp (apt-get install libseccomp2)"
 fi
+# the code kind's languages (verifiers/code_languages.py): compilers and runtimes. As root on Debian/Ubuntu the
+# missing ones are installed with apt-get; otherwise the packages to install are printed.
+missing=()
+for pair in "g++:g++" "gcc:gcc" "javac:openjdk-17-jdk-headless" "node:nodejs" "go:golang-go" "rustc:rustc"; do
+  tool=${pair%%:*}
+  command -v "$tool" >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/$tool" ] || missing+=("${pair#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "install: code toolchains: ${missing[*]}"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >/dev/null ||
+      echo "install: warning: apt-get could not install ${missing[*]}; the code kind reports these languages as missing"
+  else
+    echo "install: the code kind's languages need: ${missing[*]} (e.g. sudo apt-get install ${missing[*]}); the tests skip the others"
+  fi
+fi
 command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 echo "install: done"

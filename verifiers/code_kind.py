@@ -1,11 +1,17 @@
-"""The `code` kind: run a Python solution against test cases in the sandbox (`verifiers.sandbox`).
+"""The `code` kind: run a solution against test cases in the sandbox (`verifiers.sandbox`).
 
-prediction: a completion containing Python code. The last ```python (or ```py) fenced block is
-    used; else the last fenced block of any language; else the whole text.
+language: the `language` option (python, cpp, c, java, javascript, rust, go; or a fence tag such as c++, js,
+    rs), else the tag of the prediction's fenced blocks (a python block wins), else python. Languages other
+    than Python are compiled and run in the same sandbox (`verifiers/code_languages.py`).
+prediction: a completion containing code. The last fenced block tagged with the language (```python,
+    ```cpp, ...) is used; else the last fenced block of any language; else the whole text.
 gold: the tests, in one of these formats
     - JSON list of stdin/stdout cases: `[{"input": "1 2\\n", "output": "3\\n"}, ...]`
     - JSON object `{"tests": [...same cases...]}` or the APPS/TACO style
       `{"inputs": ["1 2\\n", ...], "outputs": ["3\\n", ...]}`
+    - for another language: unit tests in that language (e.g. `assert(add(1, 2) == 3);` in C++, a `panic` in
+      Go), which become the body of `main` after the program (see `code_languages.source_files`); they
+      pass when that program exits cleanly after printing the nonce it reads on stdin
     - otherwise: Python test code (e.g. `assert add(1, 2) == 3`), run once in a separate driver
       process against the solution loaded in the sandbox (`verifiers/sandbox_harness.py`); it
       passes only when the driver reports that the whole test code ran without an exception. How
@@ -18,11 +24,12 @@ gold: the tests, in one of these formats
 options: the `SandboxLimits` fields (`cpu_seconds`, `wall_seconds`, `memory_mb`, `max_processes`,
     `file_size_mb`, `open_files`, `tmpfs_mb`, `max_output_kb`, `network`, `drop_privileges`),
     applied per test run: the sandbox policy (`SANDBOX_OPTIONS`), which only whoever runs the
-    verifier sets (the HTTP service refuses them from clients); and `compare` = "lines" (default:
-    trailing spaces and blank lines at the end ignored) | "tokens" (whitespace-insensitive) | "exact".
+    verifier sets (the HTTP service refuses them from clients); `compare` = "lines" (default:
+    trailing spaces and blank lines at the end ignored) | "tokens" (whitespace-insensitive) | "exact"
+    | "floats" (tokens; numbers within `tolerance`, default 1e-6, absolute or relative); and `language`.
 
-Verdicts: CORRECT (every test passes), INCORRECT (wrong output, crash, syntax error, output flood,
-memory exhausted), TIMEOUT (CPU or wall limit), NO_ANSWER (no code), BAD_GOLD (tests unreadable),
+Verdicts: CORRECT (every test passes), INCORRECT (wrong output, crash, syntax or compile error, output flood,
+memory exhausted), TIMEOUT (CPU or wall limit, the compiler's too), NO_ANSWER (no code), BAD_GOLD (tests unreadable),
 ERROR (the sandbox itself failed).
 
 >>> verify_code("```python\\nprint(sum(map(int, input().split())))\\n```", '[{"input": "1 2", "output": "3"}]').verdict.value
@@ -34,14 +41,19 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import math
 import re
+import secrets
 from typing import Any, Callable
 
+from verifiers.code_languages import (
+    MissingToolchain, check_language, compile_program, find_toolchain, language_of_tag, run_built, source_files)
 from verifiers.sandbox import SandboxLimits, SandboxRun, run_python
 from verifiers.types import Verdict, VerifyResult
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _LIMIT_FIELDS = {f.name for f in dataclasses.fields(SandboxLimits)}
+_CHECK_OPTIONS = frozenset({"compare", "language", "tolerance"})  # how to check, not the sandbox policy
 SANDBOX_OPTIONS = frozenset(_LIMIT_FIELDS)  # the sandbox policy: set by whoever runs the verifier, never by a service's client
 
 
@@ -52,26 +64,59 @@ def _lines(text: str) -> list[str]:
     return out
 
 
-COMPARATORS: dict[str, Callable[[str, str], bool]] = {
-    "lines": lambda got, want: _lines(got) == _lines(want),
-    "tokens": lambda got, want: got.split() == want.split(),
-    "exact": lambda got, want: got == want,
+def _floats(got: str, want: str, tolerance: float = 1e-6) -> bool:
+    """Token by token; tokens that both read as numbers may differ by `tolerance` (absolute, or relative to
+    the expected value when it is larger than 1)."""
+    a, b = got.split(), want.split()
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        if not (math.isfinite(fx) and math.isfinite(fy)) or abs(fx - fy) > tolerance * max(1.0, abs(fy)):
+            return False
+    return True
+
+
+COMPARATORS: dict[str, Callable[..., bool]] = {
+    "lines": lambda got, want, tolerance=0: _lines(got) == _lines(want),
+    "tokens": lambda got, want, tolerance=0: got.split() == want.split(),
+    "exact": lambda got, want, tolerance=0: got == want,
+    "floats": _floats,
 }
 
 
-def extract_code(text: str) -> tuple[str, bool]:
-    """(code, came from a fenced block). Prefers the last ```python block.
+def extract_code(text: str, language: str | None = None) -> tuple[str, bool]:
+    """(code, came from a fenced block). Prefers the last block tagged with `language` (default python).
 
     >>> extract_code("Here:\\n```python\\nprint(1)\\n```")
     ('print(1)\\n', True)
     """
     blocks = _FENCE.findall(text)
-    python = [body for lang, body in blocks if lang.lower() in ("python", "py", "python3")]
-    if python:
-        return python[-1], True
+    wanted = [body for tag, body in blocks if (language_of_tag(tag) or "") == (language or "python")]
+    if wanted:
+        return wanted[-1], True
     if blocks:
         return blocks[-1][1], True
     return text, False
+
+
+def code_language(text: str, language: str | None) -> str:
+    """The language of a prediction: the `language` option, else the tag of its last fenced block that names
+    one (a python block first, as before), else python.
+
+    >>> code_language("```cpp\\nint main() {}\\n```", None)
+    'cpp'
+    """
+    if language:
+        return check_language(language)
+    tags = [language_of_tag(tag) for tag, _ in _FENCE.findall(text)]
+    known = [tag for tag in tags if tag]
+    return "python" if "python" in known or not known else known[-1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,8 +128,9 @@ class CodeTests:
         return "assert-style test code" if self.asserts is not None else f"{len(self.cases)} stdin/stdout tests"
 
 
-def parse_tests(gold: str) -> CodeTests:
-    """The tests of a gold string (formats in the module docstring); ValueError when unreadable."""
+def parse_tests(gold: str, language: str = "python") -> CodeTests:
+    """The tests of a gold string (formats in the module docstring); ValueError when unreadable.
+    Test code in another language than Python is checked by its compiler, with the program."""
     text = gold.strip()
     if not text:
         raise ValueError("gold is empty: expected JSON test cases or Python test code")
@@ -107,6 +153,8 @@ def parse_tests(gold: str) -> CodeTests:
                 raise ValueError(f'gold test {i} must be {{"input": str, "output": str}}, got {case!r:.80}')
             cases.append((case.get("input", ""), case["output"]))
         return CodeTests(cases)
+    if language != "python":
+        return CodeTests([], asserts=text)
     try:
         compile(text, "<gold tests>", "exec")
     except (SyntaxError, ValueError) as exc:
@@ -186,13 +234,23 @@ def check_code_options(options: dict[str, Any]) -> None:
     ...
     TypeError: code verifier got unknown option(s) 'cpu_secs'; valid options: compare, cpu_seconds, ...
     """
-    limits = {k: v for k, v in options.items() if k != "compare"}
+    limits = {k: v for k, v in options.items() if k not in _CHECK_OPTIONS}
     unknown = sorted(set(limits) - _LIMIT_FIELDS)
     if unknown:
-        valid = ", ".join(["compare", *sorted(_LIMIT_FIELDS)])
+        valid = ", ".join(sorted(_CHECK_OPTIONS | _LIMIT_FIELDS))
         raise TypeError(f"code verifier got unknown option(s) {', '.join(map(repr, unknown))}; valid options: {valid}")
     if "compare" in options and options["compare"] not in COMPARATORS:
         raise ValueError(f"unknown compare mode {options['compare']!r}; valid: {', '.join(COMPARATORS)}")
+    tolerance = options.get("tolerance", 1e-6)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or not 0 <= tolerance < math.inf:
+        raise ValueError(f"tolerance must be a number >= 0 (for compare='floats'), got {tolerance!r}")
+    if options.get("language") is not None:
+        language = check_language(options["language"])
+        if language != "python":
+            try:
+                find_toolchain(language)
+            except MissingToolchain as exc:
+                raise ValueError(str(exc)) from None
     SandboxLimits(**limits)  # validates the values
 
 
@@ -210,18 +268,22 @@ def _failure(run: SandboxRun) -> tuple[Verdict, str]:
     return Verdict.INCORRECT, f"{how}: {last[0][:200]}"
 
 
-def verify_code(prediction: str, gold: str, compare: str = "lines", **options: Any) -> VerifyResult:
-    """Run the prediction's Python code against the gold tests; see the module docstring."""
-    check_code_options({"compare": compare, **options})
+def verify_code(prediction: str, gold: str, compare: str = "lines", language: str | None = None,
+                tolerance: float = 1e-6, **options: Any) -> VerifyResult:
+    """Run the prediction's code against the gold tests; see the module docstring."""
+    check_code_options({"compare": compare, "tolerance": tolerance, **options})
     limits = SandboxLimits(**options)
+    language = code_language(prediction, language)
     try:
-        tests = parse_tests(gold)
+        tests = parse_tests(gold, language)
     except ValueError as exc:
         return VerifyResult(Verdict.BAD_GOLD, detail=str(exc), kind="code")
-    code, fenced = extract_code(prediction)
+    code, fenced = extract_code(prediction, language)
     base = {"kind": "code", "extracted": code[:2000], "gold_parsed": tests.describe()}
     if not code.strip():
         return VerifyResult(Verdict.NO_ANSWER, detail="no code in the prediction", **base)
+    if language != "python":
+        return _verify_compiled(language, code, tests, limits, compare, tolerance, base)
     try:
         compile(code, "solution.py", "exec")
     except (SyntaxError, ValueError) as exc:
@@ -239,7 +301,7 @@ def verify_code(prediction: str, gold: str, compare: str = "lines", **options: A
         if not run.ok:
             verdict, why = _failure(run)
             return VerifyResult(verdict, detail=f"test {number}/{len(runs)}: {why}", extra=extra, **base)
-        if expected is not None and not COMPARATORS[compare](run.stdout, expected):
+        if expected is not None and not COMPARATORS[compare](run.stdout, expected, tolerance):
             detail = f"test {number}/{len(runs)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
             return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
     extra = {"passed": len(runs), "total": len(runs), "protections": protections, "runs": len(runs)}
@@ -264,3 +326,38 @@ def _verify_asserts(code: str, asserts: str, limits: SandboxLimits, base: dict[s
         if "loading the solution raised" in why and last:
             why += f" ({last[0][:200]})"
     return VerifyResult(verdict, detail=f"test 1/1: {why}", extra=extra, **base)
+
+
+def _verify_compiled(language: str, code: str, tests: CodeTests, limits: SandboxLimits, compare: str,
+                     tolerance: float, base: dict[str, Any]) -> VerifyResult:
+    """Another language than Python (verifiers/code_languages.py): build once in the sandbox (cached), then one
+    sandboxed run per stdin/stdout case, or one run of the program with the unit tests appended in `main`,
+    which passes when it exits cleanly after printing the nonce it reads on stdin."""
+    base = {**base, "gold_parsed": f"{tests.describe()} ({language})"}
+    try:
+        files, main = source_files(language, code, tests.asserts)
+        build = compile_program(language, files)
+    except MissingToolchain as exc:
+        return VerifyResult(Verdict.ERROR, detail=str(exc), **base)
+    extra = {"language": language, "compile_seconds": round(build.seconds, 3), "build_cached": build.cached}
+    if build.error is not None:
+        verdict = Verdict.ERROR if build.setup_error else Verdict.TIMEOUT if build.timed_out else Verdict.INCORRECT
+        return VerifyResult(verdict, detail=build.error, extra={**extra, "passed": 0, "total": len(tests.cases) or 1}, **base)
+    nonce = secrets.token_hex(16)
+    runs = [(stdin, expected) for stdin, expected in tests.cases] if tests.asserts is None else [(nonce + "\n", None)]
+    done = run_built(language, build, main, [stdin for stdin, _ in runs], limits)  # stops at the first failed run
+    for number, ((stdin, expected), run) in enumerate(zip(runs, done), start=1):
+        extra.update(passed=number - 1, total=len(runs), protections=run.protections)
+        if not run.ok:
+            verdict, why = _failure(run)
+            return VerifyResult(verdict, detail=f"test {number}/{len(runs)}: {why}", extra=extra, **base)
+        if expected is None and (_lines(run.stdout)[-1:] != [nonce]):
+            why = "the unit tests did not finish (no pass line after them)"
+            return VerifyResult(Verdict.INCORRECT, detail=f"test 1/1: {why}", extra=extra, **base)
+        if expected is not None and not COMPARATORS[compare](run.stdout, expected, tolerance):
+            detail = f"test {number}/{len(runs)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
+            return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
+    if len(done) < len(runs):  # never reached: a short list ends with a failed run; kept as a guard
+        return VerifyResult(Verdict.ERROR, detail=f"test {len(done) + 1}/{len(runs)}: not run", extra=extra, **base)
+    extra["passed"] = len(runs)
+    return VerifyResult(Verdict.CORRECT, detail=f"all {len(runs)} tests passed", extra=extra, **base)

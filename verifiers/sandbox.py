@@ -23,6 +23,7 @@ whole test code ran without an exception: how the program exits proves nothing.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import errno
 import functools
@@ -95,6 +96,8 @@ class SandboxRun:
     tests: dict | None = None  # the test driver's report (runs with `tests`): passed, or verdict + detail
     tests_passed: bool = False  # the driver reported a pass carrying this run's nonce
     userns_refused: str | None = None  # a user namespace was made but could not be set up (the run is retried without)
+    collected: dict[str, bytes] | None = None  # files a build left in its folder (`run_program(collect=...)`)
+    cases: list[dict] = dataclasses.field(default_factory=list)  # raw per-case status events (`run_cases`)
 
     @property
     def ok(self) -> bool:
@@ -194,7 +197,70 @@ def run_python(source: str, stdin: str = "", limits: SandboxLimits | None = None
     return run
 
 
-def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None) -> SandboxRun:
+def run_program(argv: list[str], files: dict[str, str], stdin: str = "", limits: SandboxLimits | None = None,
+                **program: object) -> SandboxRun:
+    """Run `argv` (a compiler, a compiled program, another interpreter) instead of Python, with the same
+    isolation and limits as `run_python`. `files`: text files of its folder; `program` may add
+    `binary_files` (name -> bytes), `exec_files` (names made executable), `collect` (names or "*.ext" of
+    files read back after it ended, into `SandboxRun.collected`), `env` (added to the allow-listed
+    environment), `expose` (toolchain folders to make reachable for uid 65534)."""
+    global _userns_refused
+    spec = {"argv": list(argv), "files": files, **program}
+    run = _run_once("", stdin, limits or SandboxLimits(), None, spec)
+    if run.userns_refused:
+        _userns_refused = run.userns_refused
+        run = _run_once("", stdin, limits or SandboxLimits(), None, spec)
+    return run
+
+
+def run_cases(argv: list[str], stdins: list[str], limits: SandboxLimits | None = None, **program: object) -> list[SandboxRun]:
+    """`run_program` once per stdin, the runs in one sandbox (one setup for all the cases): each case a fresh
+    process with `limits` (CPU and wall per case), everything it left killed before the next. Stops after the
+    first case that does not exit 0: the list may be shorter than `stdins`. Without a pid namespace (the only
+    way to kill what a case left behind) it runs one sandbox per case."""
+    limits = limits or SandboxLimits()
+    files = {f"case-{i}.txt": text for i, text in enumerate(stdins)}
+    spec = {"argv": list(argv), "files": {**program.pop("files", {}), **files}, **program,  # type: ignore[dict-item]
+            "cases": list(files), "case_wall_seconds": limits.wall_seconds, "case_output_bytes": limits.max_output_kb * 1024}
+    whole = dataclasses.replace(limits, wall_seconds=limits.wall_seconds * len(stdins) + 2)
+    run = _run_once("", "", whole, None, spec)
+    if run.setup_error or not run.cases:
+        if run.setup_error and not run.userns_refused and "cases_refused" not in run.setup_error:
+            return [run]
+        return _cases_one_by_one(argv, stdins, limits, spec)
+    runs = [_case_run(event, run, limits) for event in run.cases]
+    if len(runs) < len(stdins) and (not runs or runs[-1].ok):  # the sandbox ended (or was killed) before a case ended
+        run.setup_error = run.setup_error or (None if run.timed_out or run.output_limited else
+                                              f"the sandbox ended before test case {len(runs) + 1}")
+        runs.append(run)
+    return runs
+
+
+def _cases_one_by_one(argv: list[str], stdins: list[str], limits: SandboxLimits, spec: dict) -> list[SandboxRun]:
+    keep = {k: v for k, v in spec.items() if k not in ("argv", "files", "cases", "case_wall_seconds", "case_output_bytes")}
+    files = {k: v for k, v in spec["files"].items() if not k.startswith("case-")}
+    runs = []
+    for stdin in stdins:
+        runs.append(run_program(argv, files, stdin, limits, **keep))
+        if not runs[-1].ok:
+            break
+    return runs
+
+
+def _case_run(event: dict, whole: SandboxRun, limits: SandboxLimits) -> SandboxRun:
+    cap = limits.max_output_kb * 1024
+    out, err = bytes.fromhex(str(event.get("stdout", ""))), bytes.fromhex(str(event.get("stderr", "")))
+    limited = len(out) + len(err) > cap or event.get("signal") == signal.SIGXFSZ
+    run = SandboxRun(returncode=event.get("exit") if isinstance(event.get("exit"), int) else None,
+                     signal=_signal_name(event["signal"]) if isinstance(event.get("signal"), int) else None,
+                     stdout=out[:cap].decode("utf-8", errors="replace"), stderr=err[:cap].decode("utf-8", errors="replace"),
+                     timed_out=bool(event.get("timed_out")), output_limited=limited, wall=float(event.get("wall") or 0),
+                     protections=whole.protections, cpu=event.get("cpu"))
+    run.timed_out |= _over_cpu(event, max(1, math.ceil(limits.cpu_seconds)))
+    return run
+
+
+def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None, program: dict | None = None) -> SandboxRun:
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
     status_r, status_w = os.pipe()
@@ -204,6 +270,8 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None)
         files = {"solution.py": source, "input.txt": stdin}
         if tests is not None:
             files["harness.py"] = HARNESS.read_text(encoding="utf-8")
+        if program is not None:  # run_program: its own files and command
+            files = {**program["files"], "input.txt": stdin}
         cfg = {
             "workdir": workdir,
             "files": files,
@@ -225,6 +293,14 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None)
             "env": _env(),
             "seccomp": seccomp_filter()[0],
         }
+        if program is not None:
+            cfg.update(argv=program["argv"], env={**_env(), **program.get("env", {})},
+                       binary_files={k: base64.b64encode(v).decode() for k, v in program.get("binary_files", {}).items()},
+                       exec_files=list(program.get("exec_files", ())), collect=list(program.get("collect", ())),
+                       expose=[os.path.realpath(p) for p in program.get("expose", ())])
+            for key in ("cases", "case_wall_seconds", "case_output_bytes"):
+                if key in program:
+                    cfg[key] = program[key]
         if cfg["seccomp"] is None and seccomp_filter()[1] not in _warned:
             _warned.add(seccomp_filter()[1])
             _log.warning("code sandbox: %s; the program may call unshare, mount, ptrace, keyctl, bpf, perf_event_open, "
@@ -308,6 +384,9 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
     )
     cpu_limit = max(1, math.ceil(limits.cpu_seconds))  # as set by the boot (whole seconds)
     for event in events:
+        if "case" in event:  # one test case of `run_cases`: read there
+            run.cases.append(event)
+            continue
         if "protections" in event:
             run.protections = event["protections"]
         if "exit" in event:
@@ -323,6 +402,10 @@ def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start
             run.timed_out |= _over_cpu(event["driver"], cpu_limit)
         if "setup_error" in event:
             run.setup_error = event["setup_error"]
+        if isinstance(event.get("collected"), dict):
+            run.collected = {str(k): base64.b64decode(v) for k, v in event["collected"].items() if isinstance(v, str)}
+        if isinstance(event.get("cases_refused"), str):
+            run.setup_error = f"cases_refused: {event['cases_refused']}"
         if isinstance(event.get("userns_refused"), str):
             run.setup_error = run.userns_refused = event["userns_refused"]
         if isinstance(event.get("warning"), str) and event["warning"] not in _warned:

@@ -154,7 +154,8 @@ def _new_root(cfg):
     etc = [n for n in ETC_FILES if os.path.lexists(f"/etc/{n}")] + sorted(n for n in os.listdir("/etc") if n.startswith("java"))
     wanted = [p for p in SYSTEM_PATHS if os.path.lexists(p)] + [f"/etc/{n}" for n in etc]
     wanted += [f"/dev/{n}" for n in DEV_NODES if os.path.exists(f"/dev/{n}")]
-    for path in cfg["paths"]:  # the interpreter's prefixes; a path inside one bound already is covered
+    for path in [*cfg["paths"], *cfg.get("expose", ())]:  # the interpreter's prefixes and a toolchain's folders;
+        # a path inside one bound already is covered
         if os.path.exists(path) and not any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted):
             wanted.append(path)
     for path in sorted(wanted, key=len):
@@ -311,9 +312,9 @@ def _confine(cfg, uid):
         _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
 
 
-def _program(cfg, workdir, status_fd, keep=()):
+def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
     """The untrusted program's process: limits, identity, then exec. Never returns.
-    `keep`: (fd, number) pairs to hand to the program (the harness pipes)."""
+    `keep`: (fd, number) pairs to hand to the program (the harness pipes; a test case's output files)."""
     try:
         uid = cfg["uid"]
         if uid is not None:
@@ -322,14 +323,18 @@ def _program(cfg, workdir, status_fd, keep=()):
                 os.chown(os.path.join(workdir, name), uid, uid)
         _confine(cfg, uid)
         os.chdir(workdir)
-        stdin = os.open(os.path.join(workdir, "input.txt"), os.O_RDONLY)
+        stdin = os.open(os.path.join(workdir, stdin_name), os.O_RDONLY)
         os.dup2(stdin, 0)
         os.close(stdin)
         os.close(status_fd)
         for fd, number in keep:  # the fds were moved above 100 by init: no clash with 3 and 4
             os.dup2(fd, number)
             os.set_inheritable(number, True)
-        script = "harness.py" if keep else "solution.py"
+        for name in cfg.get("exec_files", ()):  # a compiled program handed in (verifiers/code_languages.py)
+            os.chmod(os.path.join(workdir, name), 0o755)
+        if cfg.get("argv") and cfg["tests"] is None:  # a compiler or a compiled program instead of the interpreter
+            os.execve(cfg["argv"][0], cfg["argv"], cfg["env"])
+        script = "harness.py" if cfg["tests"] is not None else "solution.py"
         os.execve(cfg["executable"], [cfg["executable"], "-I", script], cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - reported to the parent through the status fd
         try:
@@ -440,7 +445,12 @@ def _init(cfg, files, protections, status_fd):
             protections.append(f"uid-{NOBODY}")  # the caller's uid, mapped
         if cfg.get("seccomp"):
             protections.append("seccomp")
+        # the build folder, held open: the files a compiler wrote are read from it after it ended
+        build_dir = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY) if cfg.get("collect") else None
         driver = None
+        if cfg.get("cases"):
+            _run_cases(cfg, workdir, protections, status_fd)
+            os._exit(0)
         if cfg["tests"] is not None:
             from_driver, to_host = (_high(fd) for fd in os.pipe())  # driver -> host requests
             from_host, to_driver = (_high(fd) for fd in os.pipe())  # host -> driver answers
@@ -477,10 +487,93 @@ def _init(cfg, files, protections, status_fd):
             ended[program] = {**_ended(status, usage), "after_tests": True}
         if driver is not None:
             _status(status_fd, driver=ended[driver], report=_read_report(report_r))
+        if build_dir is not None:
+            _status(status_fd, collected=_collect_outputs(build_dir, cfg["collect"], cfg.get("collect_mb", 64) << 20))
         _status(status_fd, **ended[program])
     except BaseException as exc:  # noqa: BLE001
         _status(status_fd, setup_error=f"{type(exc).__name__}: {exc}")
     os._exit(0)
+
+
+def _run_cases(cfg, workdir, protections, status_fd):
+    """Several test cases of one compiled program in this sandbox (`run_program(cases=...)`): per case a fresh
+    process with the program's rlimits (CPU time counted per case), its own wall limit, stdin from the case's
+    file, stdout and stderr into anonymous memory files that only init holds. After each case every process
+    left in the pid namespace is killed (kill(-1) from its init reaches no process outside), so nothing of one
+    case runs into the next. Stops after the first case that does not exit 0. Needs the pid namespace."""
+    import time
+
+    if "pid-namespace" not in protections:
+        _status(status_fd, cases_refused="no pid namespace")
+        return
+    _status(status_fd, protections=protections)
+    cap = cfg["case_output_bytes"]
+    for number, stdin_name in enumerate(cfg["cases"]):
+        out, err = os.memfd_create("stdout"), os.memfd_create("stderr")
+        start = time.monotonic()
+        program = os.fork()
+        if program == 0:
+            _program(cfg, workdir, status_fd, keep=((out, 1), (err, 2)), stdin_name=stdin_name)
+        timed_out, deadline = False, start + cfg["case_wall_seconds"]
+        while True:
+            pid, status, usage = os.wait4(program, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                timed_out = True
+                os.kill(program, signal.SIGKILL)
+                _, status, usage = os.wait4(program, 0)
+                break
+            time.sleep(0.002)
+        event = {"case": number, "wall": round(time.monotonic() - start, 4), "timed_out": timed_out, **_ended(status, usage)}
+        try:
+            os.kill(-1, signal.SIGKILL)  # whatever the case left behind (only this pid namespace's processes)
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                os.wait4(-1, 0)
+            except ChildProcessError:
+                break
+        for name, fd in (("stdout", out), ("stderr", err)):
+            size = os.fstat(fd).st_size
+            event[name] = os.pread(fd, min(size, cap + 1), 0).hex() if size else ""
+            os.close(fd)
+        _status(status_fd, **event)
+        if timed_out or event.get("exit") != 0:
+            break
+    _status(status_fd, exit=0, cpu=0)
+
+
+def _collect_outputs(dir_fd, patterns, cap):
+    """The regular files of the build folder whose names match `patterns` (a name, or "*.ext"), base64:
+    opened relative to the folder's descriptor without following links, one link each, `cap` bytes in all;
+    anything else a build left there (a link to a host file, a fifo, a hard link) is never read."""
+    import base64
+
+    out, total = {}, 0
+    for name in sorted(os.listdir(dir_fd)):
+        if not any(name == p or (p.startswith("*") and name.endswith(p[1:])) for p in patterns):
+            continue
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or total + info.st_size > cap:
+                continue
+            data = b""
+            while len(data) < info.st_size:
+                part = os.read(fd, info.st_size - len(data))
+                if not part:
+                    break
+                data += part
+            total += len(data)
+            out[name] = base64.b64encode(data).decode()
+        finally:
+            os.close(fd)
+    return out
 
 
 def _read_config():
@@ -509,6 +602,10 @@ def main():
         import sandbox_harness  # noqa: F401
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
+    if cfg.get("binary_files"):  # a compiled program (base64)
+        import base64
+
+        files.update({name: base64.b64decode(data) for name, data in cfg.pop("binary_files").items()})
     protections = ["rlimits", "new-session", "no-new-privileges"]
     if cfg["namespaces"] or cfg.get("userns"):
         # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
