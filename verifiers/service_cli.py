@@ -1,7 +1,7 @@
 """`rewardlab serve-verifier`: the verifiers over HTTP (FastAPI + uvicorn).
 
     rewardlab serve-verifier --port 8000 --token "$(openssl rand -hex 16)"
-    curl -s localhost:8000/verify -H "Authorization: Bearer $TOKEN" \\
+    curl -s localhost:8000/verify -H "Authorization: Bearer $TOKEN" -H "content-type: application/json" \\
          -d '{"items": [{"prediction": "\\\\boxed{2}", "gold": "2"}]}'
 """
 
