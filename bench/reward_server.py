@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -37,12 +38,13 @@ from bench.records import append_record  # noqa: E402
 
 TARGET = 0.8
 CLIENTS = 64
+TOKEN = secrets.token_urlsafe(16)  # the server's token: every request sends it, as a real client must
 
 
 def start_server(reward: str, port: int) -> subprocess.Popen:
     import httpx
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), "REWARDLAB_SERVICE_TOKEN": TOKEN}
     proc = subprocess.Popen([sys.executable, "-m", "rewardlab", "serve-reward", "--reward", reward, "--port", str(port),
                              "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -68,8 +70,8 @@ class Connection:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         data = json.dumps(body).encode()
-        self.writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
-                          % (path.encode(), len(data)) + data)
+        self.writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer %s\r\ncontent-type: application/json\r\n"
+                          b"content-length: %d\r\n\r\n" % (path.encode(), TOKEN.encode(), len(data)) + data)
         await self.writer.drain()
         head = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
         status = int(head[0].split()[1])
@@ -211,11 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         cpu0 = cpu_seconds(proc)
         batched, t_batched = asyncio.run(batched_client(port, items))
         cpu1 = cpu_seconds(proc)
-        before = httpx.get(f"http://127.0.0.1:{port}/stats").json()["batching"]
+        before = httpx.get(f"http://127.0.0.1:{port}/stats", headers={"Authorization": f"Bearer {TOKEN}"}).json()["batching"]
         cpu2 = cpu_seconds(proc)
         streamed, t_streamed, latencies, retries = asyncio.run(streaming_clients(port, items))
         cpu3 = cpu_seconds(proc)
-        after = httpx.get(f"http://127.0.0.1:{port}/stats").json()["batching"]
+        after = httpx.get(f"http://127.0.0.1:{port}/stats", headers={"Authorization": f"Bearer {TOKEN}"}).json()["batching"]
     finally:
         proc.terminate()
         proc.wait(timeout=30)

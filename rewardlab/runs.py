@@ -51,26 +51,39 @@ PLOT_GLOB = "*.png"  # the report's plots
 
 
 # ---------------------------------------------------------------- atomic writes
+def _exclusive_temp(path: Path) -> Path:
+    """A new empty file beside `path` with a random name, created exclusively (O_EXCL: never an
+    existing file or a symlink planted at a name another user could guess)."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return Path(name)
+
+
 def write_text_atomically(path: Path, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, fsync it, and rename it into place."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write `text` to a new temporary file beside `path` (`_exclusive_temp`), fsync it, and rename
+    it into place (a rename replaces a symlink at `path`, it never writes through it)."""
+    tmp = _exclusive_temp(path)
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            tmp.unlink()
 
 
 def write_file_atomically(path: Path, write: Callable[[Path], Any]) -> None:
-    """`write(tmp)` writes the file at a temporary path beside `path`, which is then renamed into
-    place; a failed write leaves no partial file."""
+    """`write(tmp)` writes the file at a new temporary path beside `path` (`_exclusive_temp`), which
+    is then renamed into place; a failed write leaves no partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = _exclusive_temp(path)
     try:
         write(tmp)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
+        if os.path.lexists(tmp):
             tmp.unlink()
 
 

@@ -1,7 +1,12 @@
 """HTTP service plumbing every rewardlab service shares (`serve-verifier`, `serve-reward`).
 
 `add_protections(app, ServiceLimits(...))` puts one ASGI middleware in front of any app:
-request headers' count and size (431, on every path), bearer token (401), request body size (413),
+request headers' count and size (431, on every path), the `Host` header (400 unless a loopback name,
+an IP address, or one of `allowed_hosts`, on every path: a web page that rebinds its own domain
+name to 127.0.0.1 sends that name), bearer token (401; `Authorization: Bearer T` or, for clients
+that cannot set headers, `?token=T`, removed from the request before it is logged), the body's
+content type (415 unless `application/json`: a web page's simple cross-site POST cannot send it),
+request body size (413),
 a deadline for receiving the body (408; the body is read before the request takes one of the
 concurrency slots, which are for work), requests in flight (429 with `Retry-After` past
 `max_concurrent`); `/health` stays open. Request models cap their item lists at `max_items`
@@ -30,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 TOKEN_ENV = "REWARDLAB_SERVICE_TOKEN"
-LOOPBACK = ("127.0.0.1", "localhost", "::1")  # hosts a service may listen on without a token, unwarned
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # loopback names: always accepted in the Host header
+WILDCARD = ("0.0.0.0", "::", "")  # listening on every interface
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,8 @@ class ServiceLimits:
     request_timeout: float = field(default=120.0, metadata={"help": "deadline of a request in seconds, queue included (504 past it)"})
     max_header_bytes: int = field(default=32 << 10, metadata={"help": "bytes of all request headers, names and values (431 past it)"})
     max_headers: int = field(default=100, metadata={"help": "number of request headers (431 past it)"})
+    allowed_hosts: tuple = field(default=(), metadata={"help": "names accepted in the Host header besides loopback names and IP "
+                                                                  "addresses ('*': any; a DNS-rebinding web page sends its own name)"})
 
     def __post_init__(self) -> None:
         if isinstance(self.batch_wait, bool) or not isinstance(self.batch_wait, (int, float)) or not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
@@ -67,6 +75,53 @@ class ServiceLimits:
                 raise ValueError(f"ServiceLimits.{name} must be a positive finite number, got {value!r}")
         if self.token is not None and not self.token.strip():
             raise ValueError("ServiceLimits.token must not be empty (use None for no token)")
+        if isinstance(self.allowed_hosts, str) or not all(isinstance(h, str) and h.strip() for h in self.allowed_hosts):
+            raise ValueError(f"ServiceLimits.allowed_hosts must be a tuple of host names, got {self.allowed_hosts!r}")
+
+
+def host_name(header: str) -> str:
+    """The name in a `Host` header, lower case, without its port or trailing dot.
+
+    >>> [host_name(h) for h in ("LocalHost:8000", "[::1]:80", "127.0.0.1", "example.com.")]
+    ['localhost', '::1', '127.0.0.1', 'example.com']
+    """
+    header = header.strip().lower()
+    if header.startswith("["):
+        header = header[1:].partition("]")[0]
+    elif header.count(":") == 1:
+        header = header.partition(":")[0]
+    return header.rstrip(".")
+
+
+def _is_ip(name: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def host_allowed(header: str, allowed: tuple = ()) -> bool:
+    """Whether a request's `Host` header names this service: a loopback name, an IP address (DNS
+    rebinding needs a name the attacker's DNS answers for, so an address literal cannot carry it),
+    or one of `allowed` ("*" allows any).
+
+    >>> [host_allowed(h) for h in ("localhost:8000", "10.0.0.7:8000", "attacker.example:8000")]
+    [True, True, False]
+    >>> host_allowed("node17.cluster:8000", ("node17.cluster",))
+    True
+    """
+    name = host_name(header)
+    return "*" in allowed or name in LOOPBACK or _is_ip(name) or name in {host_name(h) for h in allowed}
+
+
+def _media_type(value: str) -> str:
+    return value.partition(";")[0].strip().lower()
+
+
+BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 async def _reply(send: Any, status: int, detail: str, headers: tuple = ()) -> None:
@@ -97,16 +152,28 @@ class ProtectionMiddleware:
                 await _reply(send, 431, f"request headers of {size} bytes; the limit is {self.limits.max_header_bytes} bytes",
                              ((b"connection", b"close"),))
                 return
+            host = next((v.decode("latin-1") for k, v in raw if k.lower() == b"host"), None)
+            if host is not None and not host_allowed(host, self.limits.allowed_hosts):
+                await _reply(send, 400, f"Host {host_name(host)!r} is not a name of this service: call it by a loopback name or "
+                                        f"an IP address, or start it with --allowed-host {host_name(host)}")
+                return
         if scope["type"] != "http" or scope["path"] in self.limits.open_paths:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        query_token = _take_query_token(scope)  # removed from the scope before anything logs the path
         if self.token is not None:
             given = headers.get("authorization", "")
-            if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), self.token.encode())):
-                await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
+            given = given[7:] if given.startswith("Bearer ") else query_token
+            if given is None or not hmac.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
+                await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>' (or ?token=<token> "
+                                        "in the URL, for clients that cannot set headers); the service printed it when it started",
                              ((b"www-authenticate", b"Bearer"),))
                 return
+        if scope.get("method") in BODY_METHODS and _media_type(headers.get("content-type", "")) != "application/json":
+            got = _media_type(headers.get("content-type", "")) or "none"
+            await _reply(send, 415, f"Content-Type {got!r} is not accepted: send the body as JSON with 'Content-Type: application/json'")
+            return
         body = await self._read_body(headers, receive, send)
         if body is None:
             return  # answered already (413 / 408), or the client went away
@@ -157,15 +224,52 @@ class ProtectionMiddleware:
                 return b"".join(chunks)
 
 
-def service_token(token: Optional[str], host: str, command: str) -> Optional[str]:
-    """The bearer token a service requires: `token`, else $REWARDLAB_SERVICE_TOKEN, else None; a
-    service listening beyond loopback without one gets a warning on stderr."""
+def _take_query_token(scope: dict) -> Optional[str]:
+    """The `token` query parameter, removed from `scope["query_string"]` in place (the server's
+    access log prints the path from this scope after the answer)."""
+    from urllib.parse import parse_qsl, urlencode
+
+    raw = scope.get("query_string", b"")
+    if b"token=" not in raw:
+        return None
+    pairs = parse_qsl(raw.decode("latin-1"), keep_blank_values=True)
+    token = next((v for k, v in pairs if k == "token"), None)
+    scope["query_string"] = urlencode([(k, v) for k, v in pairs if k != "token"]).encode("latin-1")
+    return token
+
+
+def service_token(token: Optional[str], host: str, command: str, no_token: bool = False) -> Optional[str]:
+    """The bearer token a service requires: `token`, else $REWARDLAB_SERVICE_TOKEN, else a fresh
+    random one, printed once on stdout (loopback is no boundary: every local user and, through
+    the browser, every web page can reach it). `no_token=True` turns the token off, with a warning."""
+    import secrets
     import sys
 
+    if no_token:
+        print(f"rewardlab {command}: warning: no token (--no-token): every user of this machine"
+              f"{'' if host in LOOPBACK else ' and of the network'} may call it", file=sys.stderr)
+        return None
     token = token or os.environ.get(TOKEN_ENV) or None
-    if host not in LOOPBACK and token is None:
-        print(f"rewardlab {command}: warning: listening on {host} without a token (set --token or ${TOKEN_ENV})", file=sys.stderr)
+    if token is None:
+        token = secrets.token_urlsafe(24)
+        print(f"rewardlab {command}: token for this run (choose one with --token or ${TOKEN_ENV}): {token}\n"
+              f"  send it as 'Authorization: Bearer {token}' (or ?token={token} in the URL)", flush=True)
     return token
+
+
+def service_access(config: Any, command: str) -> dict:
+    """`ServiceLimits` fields from a service command's config (`token`, `no_token`, `host`,
+    `allowed_hosts`): the token (`service_token`) and the names accepted in `Host`: those given,
+    the `--host` name, and on a wildcard address the machine's own names."""
+    import socket
+
+    hosts = [*config.allowed_hosts]
+    if config.host in WILDCARD:
+        hosts += [socket.gethostname(), socket.getfqdn()]
+    elif not _is_ip(config.host):
+        hosts.append(config.host)
+    return {"token": service_token(config.token, config.host, command, config.no_token),
+            "allowed_hosts": tuple(h for h in dict.fromkeys(hosts) if h)}
 
 
 def add_protections(app: Any, limits: Optional[ServiceLimits] = None, **overrides: Any) -> ServiceLimits:

@@ -189,6 +189,8 @@ def prepare_folder(plan: Plan, manifest: dict[str, Any], overwrite: bool) -> Non
     path = plan.folder / "manifest.json"
     if overwrite and plan.folder.exists():
         shutil.rmtree(plan.folder)
+    if path.is_symlink():  # a dangling link would pass `exists()` as False and be written through
+        raise ValueError(f"{path} is a symbolic link; rewardlab writes no file through a link: remove it or choose another --output")
     if path.exists():
         old = json.loads(path.read_text())
         if old != manifest:
@@ -197,7 +199,9 @@ def prepare_folder(plan: Plan, manifest: dict[str, Any], overwrite: bool) -> Non
                              f"pass --overwrite to start over, or choose another --output")
         return
     plan.folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    from rewardlab.runs import write_text_atomically
+
+    write_text_atomically(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
 def local_batches(table: Any, plan: Plan, todo: list[int], scorer: Scorer, batch_size: int) -> Iterator[tuple[int, Any]]:

@@ -192,8 +192,8 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
     for tool in (probe.tools() if callable(getattr(probe, "tools", None)) else []):
         app.post(f"/{tool.__name__}")(_tool_endpoint(tool.__name__, inspect.signature(tool), session_of, locked))
 
-    @app.get("/health")
-    def health() -> dict[str, Any]:
+    @app.get("/health")  # async: answered on the event loop, never queued behind work in the thread pool
+    async def health() -> dict[str, Any]:
         return {"status": "ok", "env": spec, "sessions": len(sessions.open)}
 
     return app

@@ -19,7 +19,11 @@ class ServeEnvConfig:
     env: str = opt("", "environment spec, e.g. calculator or calculator:cost=0.05, or module:attribute (required)")
     host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 for all)")
     port: int = opt(8002, "TCP port")
-    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN; none if unset)")
+    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN, else a random one "
+                                  "printed at start: loopback is reachable by every local user and, through the browser, by web pages)")
+    no_token: bool = opt(False, "serve without a token: every local user (and web page) that can reach the port may call it")
+    allowed_hosts: list[str] = opt([], "names clients may use in the Host header besides loopback names, IP addresses and "
+                                       "--host (repeatable; a DNS-rebinding web page sends its own name)")
     max_sessions: int = opt(1024, "episodes open at once; a new one past it gets 503 + Retry-After")
     session_ttl: float = opt(600.0, "seconds an idle session stays open")
     max_body_kb: int = opt(1024, "largest request body in KiB (413 past it)")
@@ -42,6 +46,8 @@ class ServeEnvConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {getattr(self, name)}")
         if self.token is not None and not self.token.strip():
             raise ValueError("--token must not be empty")
+        if self.token is not None and self.no_token:
+            raise ValueError("--token and --no-token contradict each other: give one")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -60,10 +66,11 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rewards.env_service import create_env_app
-    from rewardlab.service import ServiceLimits, service_token
+    from rewardlab.service import ServiceLimits, service_access
 
-    token = service_token(config.token, config.host, "serve-env")
-    limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_concurrent=config.max_concurrent, token=token,
+    access = service_access(config, "serve-env")
+    token = access["token"]
+    limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_concurrent=config.max_concurrent, **access,
                            body_timeout=config.body_timeout, max_header_bytes=config.max_header_kb * 1024,
                            max_headers=config.max_headers)
     app = create_env_app(factory, spec=config.env, limits=limits, max_sessions=config.max_sessions, session_ttl=config.session_ttl)

@@ -103,12 +103,12 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
         except (ValueError, TypeError) as exc:  # bad input: the reward's own message names the field
             raise HTTPException(400, str(exc)) from None
 
-    @app.get("/health")
-    def health() -> dict[str, Any]:
+    @app.get("/health")  # async: answered on the event loop, never queued behind work in the thread pool
+    async def health() -> dict[str, Any]:
         return {"status": "ok", "reward": spec}
 
     @app.get("/stats")
-    def stats() -> dict[str, Any]:
+    async def stats() -> dict[str, Any]:
         """Micro-batching counters: batches, items, mean batch size, refused and expired requests."""
         return {"batching": batcher.stats(), "itemwise": merge}
 

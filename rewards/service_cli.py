@@ -19,7 +19,11 @@ class ServeRewardConfig:
     reward: str = opt("", "reward spec, e.g. verifier:math, ttrl, rm:PATH, verifier:math*1.0+format*0.1 (required)")
     host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 for all)")
     port: int = opt(8001, "TCP port")
-    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN; none if unset)")
+    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN, else a random one "
+                                  "printed at start: loopback is reachable by every local user and, through the browser, by web pages)")
+    no_token: bool = opt(False, "serve without a token: every local user (and web page) that can reach the port may call it")
+    allowed_hosts: list[str] = opt([], "names clients may use in the Host header besides loopback names, IP addresses and "
+                                       "--host (repeatable; a DNS-rebinding web page sends its own name)")
     max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
     max_items: int = opt(4096, "most completions per request (413 past it)")
     max_concurrent: int = opt(1024, "requests in flight at once, queued or being scored (429 + Retry-After past it)")
@@ -46,6 +50,8 @@ class ServeRewardConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.token is not None and not self.token.strip():
             raise ValueError("--token must not be empty")
+        if self.token is not None and self.no_token:
+            raise ValueError("--token and --no-token contradict each other: give one")
         for name in ("body_timeout", "request_timeout"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -68,12 +74,13 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from rewards.service import create_app
-    from rewardlab.service import ServiceLimits, service_token
+    from rewardlab.service import ServiceLimits, service_access
 
-    token = service_token(config.token, config.host, "serve-reward")
+    access = service_access(config, "serve-reward")
+    token = access["token"]
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
                            max_header_bytes=config.max_header_kb * 1024, max_headers=config.max_headers,
-                           max_concurrent=config.max_concurrent, token=token, body_timeout=config.body_timeout,
+                           max_concurrent=config.max_concurrent, **access, body_timeout=config.body_timeout,
                            batch_items=config.batch_items, batch_wait=config.batch_wait, max_queue=config.max_queue,
                            request_timeout=config.request_timeout)
     app = create_app(reward, spec=config.reward, limits=limits, none_score=config.none_score, label_column=config.label_column)

@@ -24,6 +24,25 @@ FORMAT_PATTERNS: dict[str, str] = {
 }
 
 
+def _think_answer(t: str) -> bool:
+    # "<think>" ... "</think>" whitespace "<answer>" ... "</answer>", the tags not overlapping
+    middle = t[len("<think>"): len(t) - len("</answer>")]
+    return (len(t) >= 32 and t.startswith("<think>") and t.endswith("</answer>")
+            and _THINK_THEN_ANSWER.search(middle) is not None)
+
+
+_THINK_THEN_ANSWER = re.compile(r"</think>\s*<answer>")  # a literal start: each whitespace run is read once
+# the named formats, read in linear time (the policy's text is long and hostile: each regular
+# expression above, as written, backtracks quadratically on text of many opening tags); each gives
+# the same answer as its pattern (tests/rewards/test_shaping.py compares them on generated text)
+_FORMAT_CHECKS: dict[str, Any] = {
+    "think-answer": _think_answer,
+    "answer-tag": lambda t: t.endswith("</answer>") and "<answer>" in t[: len(t) - len("</answer>")],
+    "boxed": lambda t: (i := t.find("\\boxed{")) >= 0 and t.find("}", i + len("\\boxed{") + 1) >= 0,
+    "integer": re.compile(FORMAT_PATTERNS["integer"]).fullmatch,
+}
+
+
 def _lengths(completions: Sequence[Text], columns: Mapping[str, Any]) -> tuple[list[int], bool]:
     ids = columns.get("completion_ids")
     if ids is not None and len(ids) == len(completions):
@@ -72,9 +91,10 @@ class FormatReward(NamedReward):
 
     def __call__(self, prompts: Sequence[Text], completions: Sequence[Text], **columns: Any) -> list[float | None]:
         check_batch(prompts, completions, self.name)
-        regex = re.compile(FORMAT_PATTERNS.get(self.pattern, self.pattern), re.DOTALL)
+        # a custom pattern is the operator's, and so is its cost; a named one is read in linear time
+        matches = _FORMAT_CHECKS.get(self.pattern) or re.compile(self.pattern, re.DOTALL).fullmatch
         turns = [assistant_turn(p, c, self.reasoning) for p, c in zip(prompts, completions)]
-        out = [1.0 if regex.fullmatch(t.strip()) else 0.0 for t in turns]
+        out = [1.0 if matches(t.strip()) else 0.0 for t in turns]
         prefilled = sum(len(t) != len(completion_text(c)) and t.startswith(THINK_OPEN) for t, c in zip(turns, completions))
         n = max(len(out), 1)
         publish(self, {"match_frac": sum(out) / n, "prefilled_frac": prefilled / n}, columns)

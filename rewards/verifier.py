@@ -11,7 +11,6 @@ inside the reasoning is not the answer, and a turn whose reasoning is never clos
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Callable, Mapping, Sequence
 
@@ -186,10 +185,16 @@ def with_prompt_code(prompt: Text, answer: str | None, entry_point: str | None) 
     """
     if answer is None or not entry_point or not isinstance(prompt, str):
         return answer
-    defines = re.compile(rf"^\s*def {re.escape(entry_point)}\(", re.M)
-    if defines.search(answer) or "```" in answer or not defines.search(prompt):
+    if _defines(answer, entry_point) or "```" in answer or not _defines(prompt, entry_point):
         return answer
     return prompt + answer
+
+
+def _defines(text: str, name: str) -> bool:
+    """Whether a line of `text` starts (after whitespace) with `def name(`. Linear in the text and
+    the name, both client data: `^\\s*def NAME\\(` with re.M was quadratic on many newlines."""
+    head = f"def {name}("
+    return head in text and any(line.lstrip().startswith(head) for line in text.split("\n"))
 
 
 def _unclosed(kind: str) -> Any:

@@ -14,6 +14,10 @@ import httpx
 import pytest
 
 
+SERVICE_TOKEN = "tests-service-token"  # what `running_server` gives a server started without --token
+SERVICE_AUTH = {"Authorization": f"Bearer {SERVICE_TOKEN}"}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -23,9 +27,11 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_server(command: list[str], env: dict[str, str] | None = None, start_timeout: float = 60) -> Iterator[str]:
     """Run `rewardlab <command...> --port P` until the block ends; yields the base URL once
-    `/health` answers 200. A server that exits or never answers fails the test with its output."""
+    `/health` answers 200. A server that exits or never answers fails the test with its output. Without
+    --token in `command` the server requires `SERVICE_TOKEN` (its $REWARDLAB_SERVICE_TOKEN)."""
     port = free_port()
-    full_env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""), **(env or {})}
+    full_env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                "REWARDLAB_SERVICE_TOKEN": SERVICE_TOKEN, **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "rewardlab", *command, "--port", str(port)],
                             env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -51,12 +57,13 @@ def running_server(command: list[str], env: dict[str, str] | None = None, start_
 
 
 class OpenRLHFClient:
-    """OpenRLHF's remote reward client: one query per HTTP request; on any error (connection,
-    non-2xx status) it waits one second and tries again, 5 tries in all, then leaves the reward
-    empty (None). Counts what it saw, so a test can tell that no reward was lost."""
+    """OpenRLHF's remote reward client: one query per HTTP request, JSON with no other header (so
+    the token rides in the URL, `?token=`); on any error (connection, non-2xx status) it waits one
+    second and tries again, 5 tries in all, then leaves the reward empty (None). Counts what it saw,
+    so a test can tell that no reward was lost."""
 
-    def __init__(self, url: str, tries: int = 5, pause: float = 1.0, timeout: float = 180.0) -> None:
-        self.url, self.tries, self.pause = url, tries, pause
+    def __init__(self, url: str, tries: int = 5, pause: float = 1.0, timeout: float = 180.0, token: str = SERVICE_TOKEN) -> None:
+        self.url, self.tries, self.pause = f"{url}?token={token}", tries, pause
         self.client = httpx.Client(timeout=timeout)
         self.statuses: list[int] = []
 

@@ -101,8 +101,8 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     batcher = make_batcher(protections, run_batch, concurrency=2, name="verifier-batcher")
     app.state.batcher = batcher
 
-    @app.get("/health")
-    def health() -> dict[str, Any]:
+    @app.get("/health")  # async: answered on the event loop, never queued behind work in the thread pool
+    async def health() -> dict[str, Any]:
         return {"status": "ok", "kinds": kind_names(), "workers": get_pool().capacity, "batching": batcher.stats()}
 
     @app.post("/verify")

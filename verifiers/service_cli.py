@@ -1,7 +1,7 @@
 """`rewardlab serve-verifier`: the verifiers over HTTP (FastAPI + uvicorn).
 
     rewardlab serve-verifier --port 8000 --token "$(openssl rand -hex 16)"
-    curl -s localhost:8000/verify -H "Authorization: Bearer $TOKEN" \\
+    curl -s localhost:8000/verify -H "Authorization: Bearer $TOKEN" -H "content-type: application/json" \\
          -d '{"items": [{"prediction": "\\\\boxed{2}", "gold": "2"}]}'
 """
 
@@ -21,7 +21,11 @@ from rewardlab.config import add_config_args, config_from_args, opt
 class ServeVerifierConfig:
     host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 exposes it to the network: use --token)")
     port: int = opt(8000, "TCP port")
-    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN; none if unset)")
+    token: str | None = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN, else a random one "
+                                  "printed at start: loopback is reachable by every local user and, through the browser, by web pages)")
+    no_token: bool = opt(False, "serve without a token: every local user (and web page) that can reach the port may call it")
+    allowed_hosts: list[str] = opt([], "names clients may use in the Host header besides loopback names, IP addresses and "
+                                       "--host (repeatable; a DNS-rebinding web page sends its own name)")
     max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)")
     max_items: int = opt(4096, "most items per request (413 past it)")
     max_concurrent: int = opt(1024, "requests in flight at once, queued or being scored (429 + Retry-After past it)")
@@ -58,6 +62,8 @@ class ServeVerifierConfig:
             raise ValueError(f"--workers must be >= 1, got {self.workers}")
         if self.token is not None and not self.token.strip():
             raise ValueError("--token must not be empty")
+        if self.token is not None and self.no_token:
+            raise ValueError("--token and --no-token contradict each other: give one")
 
 
     def sandbox_policy(self) -> dict[str, Any]:
@@ -93,13 +99,14 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from verifiers.pool import get_pool
-    from rewardlab.service import ServiceLimits, service_token
+    from rewardlab.service import ServiceLimits, service_access
     from verifiers.service import create_app
 
-    token = service_token(config.token, config.host, "serve-verifier")
+    access = service_access(config, "serve-verifier")
+    token = access["token"]
     limits = ServiceLimits(max_body_bytes=config.max_body_kb * 1024, max_items=config.max_items,
                            max_header_bytes=config.max_header_kb * 1024, max_headers=config.max_headers,
-                           max_concurrent=config.max_concurrent, token=token, max_timeout=config.max_timeout,
+                           max_concurrent=config.max_concurrent, **access, max_timeout=config.max_timeout,
                            body_timeout=config.body_timeout, batch_items=config.batch_items, batch_wait=config.batch_wait,
                            max_queue=config.max_queue, request_timeout=config.request_timeout)
     if config.workers:

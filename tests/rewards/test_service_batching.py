@@ -9,7 +9,7 @@ import threading
 import httpx
 import pytest
 
-from tests.serving import OpenRLHFClient, running_server
+from tests.serving import SERVICE_AUTH, OpenRLHFClient, running_server
 
 pytestmark = pytest.mark.slow  # real uvicorn servers in subprocesses
 
@@ -60,7 +60,7 @@ def test_64_openrlhf_clients_lose_no_reward_and_are_batched():
         assert [r is None for r in rewards].count(True) == 0  # zero lost rewards
         assert rewards == [p[3] for p in problems]  # and each is the reward of its own query
         assert set(statuses) == {200}  # not one retry was needed: the queue had room
-        stats = httpx.get(url + "/stats").json()
+        stats = httpx.get(url + "/stats", headers=SERVICE_AUTH).json()
         assert stats["itemwise"] and stats["batching"]["requests"] == len(problems)
         assert stats["batching"]["mean_batch"] > 2  # concurrent single items were scored together
 
@@ -73,11 +73,11 @@ def test_verifier_service_batches_single_items_and_keeps_each_timeout():
         tower = {"prediction": "$\\boxed{9^{9^{9^{9}}}}$", "gold": "1"}
 
         def one(item):
-            with httpx.Client(timeout=60) as c:
+            with httpx.Client(timeout=60, headers=SERVICE_AUTH) as c:
                 return c.post(url + "/verify", json={"items": [item]}).json()["results"][0]["verdict"]
 
         def slow():
-            with httpx.Client(timeout=60) as c:
+            with httpx.Client(timeout=60, headers=SERVICE_AUTH) as c:
                 return c.post(url + "/verify", json={"items": [tower], "timeout": 0.5}).json()["results"][0]["verdict"]
 
         with concurrent.futures.ThreadPoolExecutor(CLIENTS + 1) as pool:
@@ -90,7 +90,7 @@ def test_verifier_service_batches_single_items_and_keeps_each_timeout():
 
 
 def _post(url: str, text: str) -> httpx.Response:
-    with httpx.Client(timeout=30) as c:
+    with httpx.Client(timeout=30, headers=SERVICE_AUTH) as c:
         return c.post(url + "/reward", json={"prompts": ["p"], "completions": [text]})
 
 
@@ -111,7 +111,7 @@ def test_backpressure_only_when_the_queue_is_full():
             else:
                 assert int(a.headers["retry-after"]) >= 1 and "queue is full" in a.json()["detail"]
         assert codes.count(200) >= 4, codes  # a queue with room never refuses: the first 4 to arrive always fit
-        assert httpx.get(url + "/stats").json()["batching"]["refused"] == codes.count(503)
+        assert httpx.get(url + "/stats", headers=SERVICE_AUTH).json()["batching"]["refused"] == codes.count(503)
 
 
 def test_a_request_past_its_deadline_gets_504_and_the_others_their_reward():
@@ -134,7 +134,7 @@ def test_a_group_reward_never_merges_requests():
         a = {"prompts": ["p"] * 3, "completions": ["5", "5", "6"]}
         b = {"prompts": ["p"] * 4, "completions": ["6", "6", "6", "5"]}
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            ra, rb = pool.map(lambda body: httpx.post(url + "/reward", json=body, timeout=30).json(), [a, b])
+            ra, rb = pool.map(lambda body: httpx.post(url + "/reward", json=body, headers=SERVICE_AUTH, timeout=30).json(), [a, b])
         assert ra["rewards"] == [1.0, 1.0, 0.0]  # its own majority (5), not the merged one (6)
         assert rb["rewards"] == [1.0, 1.0, 1.0, 0.0]
-        assert httpx.get(url + "/stats").json()["itemwise"] is False
+        assert httpx.get(url + "/stats", headers=SERVICE_AUTH).json()["itemwise"] is False

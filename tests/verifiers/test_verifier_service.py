@@ -14,7 +14,7 @@ import pytest
 
 import httpx
 
-from tests.serving import running_server
+from tests.serving import SERVICE_AUTH, running_server
 
 TOKEN = "test-token-123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -157,7 +157,7 @@ def test_a_million_tiny_items_are_refused_before_any_work():
     with running_server(["serve-verifier", "--log-level", "warning"], env={"REWARDLAB_VERIFY_WORKERS": "1"}) as url:
         answer: dict = {}
         thread = threading.Thread(target=lambda: answer.update(r=httpx.post(
-            url + "/verify", content=body, headers={"content-type": "application/json"}, timeout=20)))
+            url + "/verify", content=body, headers={**SERVICE_AUTH, "content-type": "application/json"}, timeout=20)))
         thread.start()
         time.sleep(0.2)
         start = time.monotonic()
