@@ -52,7 +52,7 @@ class EpisodeFinished(Exception):
     """A call for a session whose episode has ended (409)."""
 
 
-class Episode:
+class OpenSession:
     """One open session: its environment, a lock (one call at a time) and its last use."""
 
     def __init__(self, env: Any) -> None:
@@ -66,7 +66,7 @@ class Sessions:
 
     def __init__(self, factory: Callable[[], Any], max_sessions: int, ttl: float) -> None:
         self.factory, self.max_sessions, self.ttl = factory, max_sessions, ttl
-        self.open: dict[str, Episode] = {}
+        self.open: dict[str, OpenSession] = {}
         self.ended: "OrderedDict[str, tuple[float, Optional[float], str]]" = OrderedDict()  # id -> (when, reward, how)
         self.guard = threading.Lock()
 
@@ -81,10 +81,10 @@ class Sessions:
                                     "(/verify or /close_session) or retry later")
             session_id = session_id or secrets.token_urlsafe(16)
             env = self.factory()
-            self.open[session_id] = Episode(env)
+            self.open[session_id] = OpenSession(env)
             return session_id, env
 
-    def get(self, session_id: Optional[str]) -> Episode:
+    def get(self, session_id: Optional[str]) -> OpenSession:
         with self.guard:
             self._expire()
             key = session_id or ""
@@ -249,7 +249,7 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
             status = 415 if "not JSON" in str(exc) else 422
             raise HTTPException(status, f"{request.url.path}: {exc}") from None
 
-    def session_of(body: dict, request: Request) -> tuple[str, Episode]:
+    def session_of(body: dict, request: Request) -> tuple[str, OpenSession]:
         try:
             session_id = _session_id(body, request)
             return session_id, sessions.get(session_id)
@@ -260,7 +260,7 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
         except EpisodeFinished as exc:
             raise HTTPException(409, str(exc)) from None
 
-    def locked(entry: Episode, work: Callable[[Any], Any]) -> Any:
+    def locked(entry: OpenSession, work: Callable[[Any], Any]) -> Any:
         if not entry.lock.acquire(blocking=False):
             raise HTTPException(409, "a call of this session is still running; an episode takes one call at a time")
         try:
