@@ -241,6 +241,7 @@ class HackMonitor:
     raised: set = field(default_factory=set)
     _best: tuple[float, int, float] | None = field(default=None, init=False)  # (gold, step, proxy then)
     expected: bool = field(default=False, init=False)  # the last alarm is a case the docs call expected (tool use)
+    _gold: float | None = field(default=None, init=False)  # the latest gold signal
 
     def _tool_use_note(self, key: str, longer: bool, gold: float | None) -> str:
         """Why a longer completion is expected, when it is: the episodes call tools more often (each
@@ -264,11 +265,12 @@ class HackMonitor:
 
     def observe(self, record: dict[str, Any]) -> str | None:
         self.history.append({k: v for k, v in record.items() if isinstance(v, (int, float))})
-        alarm, gold, self.expected = None, None, False
+        alarm, self.expected = None, False
         gold_key = self.gold_key if isinstance(record.get(self.gold_key), (int, float)) else None
         proxy = self._smooth("reward/mean")
         if gold_key is not None and proxy is not None:
             gold = self._smooth(gold_key, self.probe_window if gold_key.startswith("probe/") else self.window)
+            self._gold = gold  # the latest (probes come every few steps; the alarms between read this one)
             if self._best is None or gold > self._best[0]:
                 self._best = (gold, record["step"], proxy)
             best, at, proxy_then = self._best
@@ -285,7 +287,7 @@ class HackMonitor:
             if start and now is not None and abs(now - start) > self.drift * abs(start):
                 self.raised.add(key)
                 alarm = f"{what} drifted from {start:.2f} to {now:.2f} ({now / start - 1:+.0%})"
-                note = self._tool_use_note(key, now > start, gold if gold_key is not None and proxy is not None else None)
+                note = self._tool_use_note(key, now > start, self._gold)
                 self.expected = bool(note)
                 alarm += note
         return alarm

@@ -252,7 +252,7 @@ def test_a_damaged_prompt_record_is_an_error_not_unknown(tmp_path):
 
 @pytest.mark.parametrize("gold,calls,expected", [
     ([0.80 + 0.01 * s for s in range(12)], [0.1] * 5 + [1.0] * 7, True),   # the docs' case: tool use lengthens, gold rises
-    ([0.80] * 6 + [0.60] * 6, [0.1] * 5 + [1.0] * 7, False),               # gold fell: a real alarm, said as one
+    ([0.80] * 3 + [0.60] * 9, [0.1] * 5 + [1.0] * 7, False),               # gold fell: a real alarm, said as one
     ([0.80 + 0.01 * s for s in range(12)], [0.5] * 12, False),              # longer without more tool calls: not explained
     ([0.80 + 0.01 * s for s in range(12)], None, False),                    # no environment: not explained
 ])
@@ -262,7 +262,9 @@ def test_a_length_alarm_explained_by_tool_use_reads_as_expected(gold, calls, exp
     mon = HackMonitor(drift=0.3)
     said = []
     for s in range(12):
-        record = {"step": s + 1, "reward/mean": 0.5 + 0.01 * s, "probe/accuracy": gold[s], "length/mean": 10.0 if s < 5 else 20.0}
+        record = {"step": s + 1, "reward/mean": 0.5 + 0.01 * s, "length/mean": 10.0 if s < 5 else 20.0}
+        if s < 5 or s % 4 == 3:  # the probe comes every few steps; the length alarm fires between two (step 7)
+            record["probe/accuracy"] = gold[s]
         if calls is not None:
             record["episodes/tool_calls_mean"] = calls[s]
         said.append((mon.observe(record), mon.expected))
