@@ -67,6 +67,12 @@ class ProgressLines:
         while not self.stopped.wait(self.interval):
             self._print(self._line())
 
+    def __enter__(self) -> "ProgressLines":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def __iter__(self) -> Any:
         for item in self.iterable or ():
             yield item
