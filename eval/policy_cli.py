@@ -77,7 +77,7 @@ def load_prompts(cfg: EvalPolicyConfig) -> list[dict]:
 
 def sample_completions(cfg: EvalPolicyConfig, prompts: list) -> tuple[list[list[str]], object]:
     import torch
-    from tqdm.auto import tqdm
+    from rewardlab.progress import progress_bar
 
     from training.policy import load_policy
     from training.rollout import generate
@@ -88,7 +88,7 @@ def sample_completions(cfg: EvalPolicyConfig, prompts: list) -> tuple[list[list[
     chunk = max(1, cfg.batch_size // cfg.n)
     completions: list[list[str]] = []
     with torch.no_grad():
-        for start in tqdm(range(0, len(prompts), chunk), desc="sampling", unit="batch"):
+        for start in progress_bar(range(0, len(prompts), chunk), desc="sampling", unit="batches"):
             completions += generate(model, tokenizer, prompts[start : start + chunk], num_samples=cfg.n,
                                     max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
                                     batch_size=cfg.batch_size)

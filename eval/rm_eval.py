@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from eval import plots
 from eval.data import RM_KIND_TO_DATA, rows_or_default
@@ -22,6 +21,7 @@ from eval.report import Report, Table
 from eval.shifts import shift_rows
 from reward_models import metrics
 from reward_models.ood import LOGIT_DETECTORS, Gaussian, pair_logits, rows_to_texts
+from rewardlab.progress import progress_bar
 
 
 def _prompts(rows: Sequence[dict[str, Any]]) -> list[Any]:
@@ -108,7 +108,7 @@ def evaluate_bt(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, 
 
     base = {"shift": "none", "field": "-", "p": 0.0, **acc_ece(margins)}
     jobs = [(s, f, p) for s in cfg.shifts for f in cfg.shift_fields for p in sorted(set(cfg.shift_levels) | {cfg.ood_p})]
-    for shift, fld, p in tqdm(jobs, desc="shifts", disable=not cfg.progress):
+    for shift, fld, p in progress_bar(jobs, desc="shifts", unit="shifts", disable=not cfg.progress):
         shifted = shift_rows(rows, shift, p, field=fld, seed=cfg.seed)
         s_c, s_r = score_pairs(rm, shifted, bs)
         s_margins = s_c - s_r
@@ -144,7 +144,7 @@ def _ood_only(rm: Any, rows: list[dict[str, Any]], train_rows: list[dict[str, An
     gaussian = Gaussian.fit(embed_rows(rm, train_rows, cfg.batch_size))
     in_d = pair_distances(gaussian, rm, rows, cfg.batch_size)
     table, curves = [], {}
-    for shift in tqdm(cfg.shifts, desc="ood", disable=not cfg.progress):
+    for shift in progress_bar(cfg.shifts, desc="ood", unit="shifts", disable=not cfg.progress):
         for fld in cfg.shift_fields:
             out_d = pair_distances(gaussian, rm, shift_rows(rows, shift, cfg.ood_p, field=fld, seed=cfg.seed), cfg.batch_size)
             auc = metrics.auroc(in_d, out_d)

@@ -415,11 +415,12 @@ def train_steps(run: RMRun, progress: bool) -> tuple[dict[str, float], int, floa
     """The loop: step -> log -> evaluate (and --stop-at) -> checkpoint. Returns (the last
     evaluation, the steps done, the start time)."""
     from accelerate.utils import broadcast_object_list
-    from tqdm.auto import tqdm
+    from rewardlab.progress import progress_bar
 
     cfg, accelerator = run.cfg, run.accelerator
     run.model.train()
-    bar = tqdm(range(run.start_step, cfg.steps), desc=f"train-rm {cfg.kind}", disable=not (progress and accelerator.is_local_main_process))
+    bar = progress_bar(range(run.start_step, cfg.steps), desc=f"train-rm {cfg.kind}", initial=run.start_step,
+                       total=cfg.steps, disable=not (progress and accelerator.is_local_main_process))
     eval_result: dict[str, float] = {}
     t0, seen, done = time.perf_counter(), 0, run.start_step
     for step in bar:

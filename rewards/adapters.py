@@ -21,7 +21,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any, Callable, Sequence
 
 from rewards.base import reward_metrics
@@ -248,6 +250,65 @@ def _final_message(completion: Any) -> str:
 
 
 VERL_TOOL_RESPONSE_END = "</tool_response>"  # where the last tool result ends in a Hermes-format (verl's default) response
+_TOOL_RESPONSE = re.compile(r"(<tool_response>.*?</tool_response>)", re.S)
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)  # verl's Hermes parser's pattern
+VERL_MAX_EPISODES = 65536  # open verl trajectories kept per environment (the least recently used goes past it)
+VERL_EPISODE_TTL = 3600.0  # seconds a trajectory's environment is kept after its last tool call
+
+
+class VerlEpisodes:
+    """The environments of verl trajectories, keyed by the trajectory, not by the tool instance.
+
+    verl's `ToolAgentLoop` creates and releases a tool instance around every call, so an
+    environment per instance would start afresh each time (every budget reset, the cost lost).
+    Here one trajectory - verl's `agent_data.request_id`, which `execute` receives, or an
+    `instance_id` the caller assigns at `create` (a request id, as verl's older rollouts pass) -
+    owns one environment from its first call on, shared by all the environment's tools: one
+    budget, one cost, one episode. A caller-assigned id ends at its `release`; the others when
+    `VERL_MAX_EPISODES` newer trajectories have come, or `VERL_EPISODE_TTL` seconds after their last call.
+    """
+
+    def __init__(self, factory: Callable[[], Any], max_episodes: int = VERL_MAX_EPISODES, ttl: float = VERL_EPISODE_TTL) -> None:
+        from collections import OrderedDict
+
+        self.factory, self.max_episodes, self.ttl = factory, max_episodes, ttl
+        self.open: "OrderedDict[str, list]" = OrderedDict()  # trajectory -> [environment, last use]
+
+    def get(self, key: str, row: dict) -> Any:
+        """The trajectory's environment, reset on `row` at its first call."""
+        import time
+
+        from rewards.environments import resolve
+
+        now = time.monotonic()
+        while self.open and now - next(iter(self.open.values()))[1] > self.ttl:  # ordered by last use
+            self.open.popitem(last=False)
+        entry = self.open.get(key)
+        if entry is None:
+            while len(self.open) >= self.max_episodes:
+                self.open.popitem(last=False)
+            env = self.factory()
+            resolve(env.reset(dict(row)))
+            entry = self.open[key] = [env, now]
+        entry[1] = now
+        self.open.move_to_end(key)
+        return entry[0]
+
+    def end(self, key: str) -> None:
+        self.open.pop(key, None)
+
+
+def trajectory_key(instance_id: str, agent_data: Any, assigned: bool) -> str:
+    """What names a verl trajectory: `agent_data.request_id` (verl's agent loop passes it to
+    `execute`), else an `instance_id` the caller assigned; ValueError without either, since a
+    per-call instance cannot hold an episode's budget."""
+    request_id = getattr(agent_data, "request_id", None) or (agent_data.get("request_id") if isinstance(agent_data, dict) else None)
+    if request_id:
+        return f"request:{request_id}"
+    if assigned:
+        return f"instance:{instance_id}"
+    raise ValueError("this tool's episode is the trajectory's, and the call names none: verl's agent loop passes "
+                     "agent_data (its request_id) to execute; other callers pass their own instance_id to create")
 
 
 def verl_env_tools(env: Any) -> list[type]:
@@ -258,20 +319,29 @@ def verl_env_tools(env: Any) -> list[type]:
     `config=` and `tool_schema=`; without a schema it uses ours).
 
     Each class follows verl's `BaseTool` lifecycle (subclassing it when verl is installed):
-    `create(instance_id=None, create_kwargs={row})` resets an environment on the row,
-    `execute(instance_id, parameters)` calls the tool and returns `(ToolResponse, step reward,
-    metrics)` - the step reward is minus the environment's per-call cost, `tool_error` in the
-    metrics - and `release(instance_id)` drops it. Its schema is the tool's signature and docstring.
+    `create(instance_id=None, create_kwargs={row})`, `execute(instance_id, parameters,
+    agent_data=...)` -> `(ToolResponse, step reward, metrics)` - the step reward is minus the
+    environment's per-call cost, `tool_error` in the metrics - and `release(instance_id)`. The
+    environment belongs to the trajectory (`VerlEpisodes`): verl's per-call create / release keeps
+    one episode, its budgets and its cost across all the trajectory's calls, of every tool of the
+    environment. Its schema is the tool's signature and docstring.
 
     >>> import asyncio
-    >>> (Tool,) = verl_env_tools("calculator:cost=0.1")
+    >>> (Tool,) = verl_env_tools("calculator:cost=0.1,max_calls=1")
     >>> tool = Tool({}, None)
     >>> tool.name
     'calculator'
-    >>> iid, _ = asyncio.run(tool.create(create_kwargs={"answer": "1023"}))
-    >>> response, step_reward, metrics = asyncio.run(tool.execute(iid, {"expression": "734+289"}))
+    >>> async def call(expression):  # verl's per-call lifecycle, one trajectory (request id r1)
+    ...     iid, _ = await tool.create(create_kwargs={"answer": "1023"})
+    ...     try:
+    ...         return await tool.execute(iid, {"expression": expression}, agent_data={"request_id": "r1"})
+    ...     finally:
+    ...         await tool.release(iid)
+    >>> response, step_reward, metrics = asyncio.run(call("734+289"))
     >>> response.text, step_reward, metrics
     ('1023', -0.1, {'tool_error': 0.0})
+    >>> asyncio.run(call("734+289"))[0].text  # the trajectory's budget holds across instances
+    'error: too many calls'
     """
     import uuid
 
@@ -283,6 +353,7 @@ def verl_env_tools(env: Any) -> list[type]:
     if not tools:
         raise ValueError(f"{type(probe).__name__} has no tools() to offer verl's agent loop; use as_verl_env_compute_score for its reward")
     base, schema_cls, response_cls = _verl_types()
+    episodes = VerlEpisodes(factory)  # shared by the environment's tools: one episode per trajectory
     classes = []
     for tool in tools:
         tool_name = tool.__name__
@@ -290,7 +361,7 @@ def verl_env_tools(env: Any) -> list[type]:
 
         class EnvTool(base):  # type: ignore[misc, valid-type]
             def __init__(self, config: dict, tool_schema: Any = None, _schema: dict = schema_dict) -> None:
-                self.config, self.envs = dict(config or {}), {}
+                self.config, self.calls, self.episodes = dict(config or {}), {}, episodes
                 if tool_schema is None:  # verl passes the schema from its tool config; else ours
                     tool_schema = schema_cls.model_validate(_schema) if hasattr(schema_cls, "model_validate") else _schema
                 self.tool_schema = tool_schema
@@ -300,14 +371,15 @@ def verl_env_tools(env: Any) -> list[type]:
                 return self.tool_schema
 
             async def create(self, instance_id: str | None = None, create_kwargs: dict | None = None, **kwargs: Any) -> Any:
+                assigned = instance_id is not None
                 instance_id = instance_id or str(uuid.uuid4())
-                instance = factory()
-                resolve(instance.reset(dict(create_kwargs or kwargs.get("create_kwargs") or {})))
-                self.envs[instance_id] = instance
+                self.calls[instance_id] = (dict(create_kwargs or kwargs.get("create_kwargs") or {}), assigned)
                 return instance_id, response_cls()
 
-            async def execute(self, instance_id: str, parameters: dict, _name: str = tool_name, **kwargs: Any) -> Any:
-                instance = self.envs[instance_id]
+            async def execute(self, instance_id: str, parameters: dict, _name: str = tool_name, agent_data: Any = None,
+                              **kwargs: Any) -> Any:
+                row, assigned = self.calls[instance_id]
+                instance = self.episodes.get(trajectory_key(instance_id, agent_data, assigned), row)
                 errors, calls = getattr(instance, "errors", 0), getattr(instance, "calls", 0)
                 output = resolve(getattr(instance, _name)(**dict(parameters or {})))
                 cost = float(getattr(instance, "cost", 0.0) or 0.0) * (getattr(instance, "calls", 0) - calls)
@@ -317,24 +389,62 @@ def verl_env_tools(env: Any) -> list[type]:
                 return 0.0  # the episode's reward is the environment's, from the final answer (as_verl_env_compute_score)
 
             async def release(self, instance_id: str, **kwargs: Any) -> None:
-                self.envs.pop(instance_id, None)
+                _, assigned = self.calls.pop(instance_id, (None, False))
+                if assigned:  # the caller's own id names the trajectory: released at its end
+                    self.episodes.end(f"instance:{instance_id}")
 
         EnvTool.__name__ = EnvTool.__qualname__ = f"Verl_{tool_name}"
         classes.append(EnvTool)
     return classes
 
 
+def verl_transcript(solution_str: str) -> tuple[list[tuple[str, Any]], str]:
+    """(the tool calls verl executed, in order, as (name, arguments); the final answer) of a
+    Hermes-format response (verl's default). A call was executed when a `<tool_response>` answers
+    it: each response answers the next pending call of the policy's last turn with calls (verl runs
+    the first `max_parallel_calls` of a turn; calls left without a response never ran). Calls are
+    read as verl's parser reads them (a JSON object with `name` and `arguments`; others skipped),
+    only from the policy's text, never from inside a tool response. The final answer is the text
+    after the last tool response.
+
+    >>> verl_transcript('<tool_call>{"name": "calculator", "arguments": {"expression": "1+2"}}</tool_call>'
+    ...                 '<tool_response>3</tool_response>3')
+    ([('calculator', {'expression': '1+2'})], '3')
+    """
+    executed, pending = [], []
+    for piece in _TOOL_RESPONSE.split(solution_str):
+        if piece.startswith("<tool_response>") and piece.endswith(VERL_TOOL_RESPONSE_END):
+            if pending:
+                executed.append(pending.pop(0))
+            continue
+        calls = []
+        for match in _TOOL_CALL.findall(piece):
+            try:
+                call = json.loads(match)
+                calls.append((call["name"], call["arguments"]))
+            except (ValueError, TypeError, KeyError, RecursionError):
+                continue
+        if calls:
+            pending = calls
+    return executed, solution_str.rpartition(VERL_TOOL_RESPONSE_END)[2].strip()
+
+
 def as_verl_env_compute_score(env: Any, answer_column: str = "answer") -> Callable[..., float]:
     """verl's `compute_score` for an environment's episodes: a fresh environment is reset on the row
-    (`ground_truth` as `answer_column`, `extra_info` as the other columns), given the response's
-    final answer - the text after the last tool result (`</tool_response>` in verl's Hermes format),
-    so a tool's output in the transcript is never read as the answer - and its `reward()` returned.
+    (`ground_truth` as `answer_column`, `extra_info` as the other columns), the episode is replayed
+    from the response - the tool calls verl executed (`verl_transcript`), in order, so the budget
+    and the per-call cost are the trajectory's - and given the final answer, the text after the last
+    tool result (`</tool_response>` in verl's Hermes format), so a tool's output in the transcript
+    is never read as the answer; its `reward()` is returned. verl may score in another process than
+    the one its tools ran in, so the reward is rebuilt from the transcript alone: the same reward
+    `rewardlab rl --env` gives the same episode.
 
-    >>> score = as_verl_env_compute_score("calculator")
-    >>> score("arith", '<tool_call>{"name": "calculator"}</tool_call><tool_response>1023</tool_response>1023', "1023")
-    1.0
-    >>> score("arith", '<tool_call>{"name": "calculator"}</tool_call><tool_response>1023</tool_response>', "1023")
-    0.0
+    >>> score = as_verl_env_compute_score("calculator:cost=0.1")
+    >>> call = '<tool_call>{"name": "calculator", "arguments": {"expression": "734+289"}}</tool_call>'
+    >>> score("arith", call + '<tool_response>1023</tool_response>1023', "1023")
+    0.9
+    >>> score("arith", call + '<tool_response>1023</tool_response>', "1023")
+    -0.1
     """
     from rewards.environments import build_env, final_reward, resolve, run_step
 
@@ -343,7 +453,14 @@ def as_verl_env_compute_score(env: Any, answer_column: str = "answer") -> Callab
     def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None, **kw: Any) -> float:
         instance = factory()
         resolve(instance.reset({**dict(extra_info or {}), answer_column: ground_truth}))
-        answer = solution_str.rpartition(VERL_TOOL_RESPONSE_END)[2].strip()
+        calls, answer = verl_transcript(solution_str)
+        tools = {t.__name__: t for t in (instance.tools() if callable(getattr(instance, "tools", None)) else [])}
+        for name, arguments in calls:
+            if name in tools and isinstance(arguments, dict):
+                try:
+                    resolve(tools[name](**arguments))
+                except TypeError:  # arguments the tool does not take: verl's call failed the same way, nothing ran
+                    continue
         run_step(instance, answer)
         return _number(final_reward(instance), 0.0)[0]
 

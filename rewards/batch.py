@@ -325,7 +325,7 @@ def score_dataset(data: str, reward: str, output: Path, *, split: str = "train",
                   overwrite: bool = False, progress_bar: bool = True, table: Any = None) -> dict[str, Any]:
     """Score `data` with `reward` into `output` (see the module docstring); returns the summary.
     `table` (a pyarrow Table) may be given instead of reading `data`."""
-    from tqdm.auto import tqdm
+    from rewardlab.progress import progress_bar as progress_lines
 
     output = Path(output)
     if output.suffix not in (".parquet", ".jsonl", ".json"):
@@ -344,7 +344,7 @@ def score_dataset(data: str, reward: str, output: Path, *, split: str = "train",
     if done_rows:
         print(f"score-data: {plan.shards - len(todo)} of {plan.shards} shards already done in {plan.folder}; "
               f"scoring the other {len(todo)}", file=sys.stderr)
-    bar = tqdm(total=table.num_rows, initial=done_rows, unit="item", desc=f"score-data ({engine})", disable=not progress_bar or None)
+    bar = progress_lines(total=table.num_rows, initial=done_rows, unit="items", desc=f"score-data ({engine})", disable=not progress_bar)
     start = time.perf_counter()
     try:
         if todo and engine == "ray":

@@ -24,9 +24,14 @@ Built in (`build_env(spec)` -> factory; `ENVIRONMENTS` lists them):
 - `calculator[:cost=C,max_calls=K,column=answer]`: the policy may write `<calc>734+289</calc>` and
   receives `<result>1023</result>`; a message without a call is its final answer, scored by the
   math verifier against the row's `answer` column, minus C per call made (default 0).
-- `code[:max_attempts=2,column=answer]`: each message is a program, run against the row's tests in
-  the sandbox; a failing one gets the test output back as feedback and another try; the reward is
-  the final attempt's (1 when every test passes).
+- `code[:max_attempts=2,column=answer,visible=visible_tests,hidden=0]`: each message is a program,
+  run against the row's tests in the sandbox; a failing one gets the test output back as feedback
+  (of the row's visible tests only, when it says which) and another try; the reward is the final
+  attempt's (1 when every test passes).
+
+An episode owns its budgets (`max_calls`, `max_attempts`: one per episode across the text protocol
+and the tools) and ends once: after the final answer, `step` raises `EpisodeOver` and the tools
+answer `error: the episode is over`.
 
 >>> env = build_env("calculator")()
 >>> env.reset({"prompt": "734+289=", "answer": "1023"})
@@ -95,6 +100,18 @@ def run_step(env: Any, message: str) -> Turn:
         return Turn(observation=obs or None, reward=None if reward is None else float(reward), done=bool(done))
     raise TypeError(f"{type(env).__name__}.step returned {type(out).__name__}; return a rewards.environments.Turn "
                     "(or an observation string, or (observation, reward, done))")
+
+
+class EpisodeOver(ValueError):
+    """A message or tool call for an episode that has ended (its final answer is in): an episode
+    is judged once, so nothing after the end can change its reward."""
+
+
+def check_open(env: Any) -> None:
+    """Raise `EpisodeOver` when `env` says its episode has ended (`env.done`)."""
+    if getattr(env, "done", False):
+        raise EpisodeOver(f"{type(env).__name__}: the episode is over (its final answer is in); reset it on a row "
+                          "to start another")
 
 
 def final_reward(env: Any) -> float | None:
@@ -180,6 +197,7 @@ class CalculatorEnv:
     stop: tuple[str, ...] = ("</calc>",)
     calls: int = field(default=0, init=False)
     errors: int = field(default=0, init=False)
+    done: bool = field(default=False, init=False)  # the final answer is in: the episode takes no more messages
     _gold: str | None = field(default=None, init=False, repr=False)
     _answer: str | None = field(default=None, init=False, repr=False)
 
@@ -191,13 +209,14 @@ class CalculatorEnv:
         if row.get(self.column) is None:
             raise ValueError(f"calculator: the row has no {self.column!r} column (the gold answer); "
                              f"its columns: {sorted(row)} (set column=NAME)")
-        self._gold, self._answer, self.calls, self.errors = str(row[self.column]), None, 0, 0
+        self._gold, self._answer, self.calls, self.errors, self.done = str(row[self.column]), None, 0, 0, False
         return None
 
     def step(self, message: str) -> Turn:
+        check_open(self)
         call = calc_call(message)
         if call is None:  # a final answer
-            self._answer = message
+            self._answer, self.done = message, True
             return Turn(done=True)
         errors = self.errors
         result = self.calculator(call)
@@ -212,6 +231,8 @@ class CalculatorEnv:
         Returns:
             The value (an integer or a fraction a/b), or `error: ...` saying what was wrong.
         """
+        if self.done:
+            return "error: the episode is over"
         self.calls += 1
         if self.calls > self.max_calls:
             self.errors += 1
@@ -257,8 +278,20 @@ class CodeEnv:
     (True, 1.0)
 
     Trainers whose turns are tool calls (TRL, verl, an HTTP client) get the same second try from
-    the tool `run_tests(program)`: it answers with the test output, at most `max_attempts - 1`
-    times (the final message is the last try), and the reward is still the final message's.
+    the tool `run_tests(program)`: it answers with the test output. One budget per episode: every
+    program judged - a `run_tests` call or a message - is one of the `max_attempts` tries, and the
+    final message is always the last, so `run_tests` answers at most `max_attempts - 1` times.
+
+    Which tests the feedback may show is the row's to say: tests in the `visible` column (e.g. the
+    examples a prompt shows) are shown when they fail; the others are hidden, and a failure there
+    reads `the visible tests pass; a hidden test fails (incorrect)`, never the test. A row without
+    that column shows its tests (its task means them as feedback, as `FunctionTask`'s rows do),
+    unless `hidden=1`, which hides them all. The reward always runs every test.
+
+    >>> env = build_env("code")()
+    >>> env.reset({"answer": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"], "visible_tests": ["assert add(1, 2) == 3"]})
+    >>> env.run_tests("def add(a, b):\n    return 3")
+    'the visible tests pass; a hidden test fails (incorrect)'
     """
 
     concurrent = True  # steps of different episodes may run at once (each waits on its own sandbox process)
@@ -266,41 +299,66 @@ class CodeEnv:
     max_attempts: int = 2
     column: str = "answer"  # the tests, in any form the code verifier reads (asserts, stdin/stdout cases, MBPP/HumanEval shapes)
     language: str | None = None  # the code verifier's `language` (cpp, java, ...); else the row's `language`, else the fence tag
+    visible: str = "visible_tests"  # the row column of the tests whose failures the feedback shows (when the row has it)
+    hidden: int = 0  # 1: rows without a `visible` column hide every test (the feedback says only pass / fail)
     stop: tuple[str, ...] = ()
-    attempts: int = field(default=0, init=False)
-    test_runs: int = field(default=0, init=False)
+    attempts: int = field(default=0, init=False)  # programs judged this episode (`run_tests` calls and messages)
+    test_runs: int = field(default=0, init=False)  # `run_tests` calls (refused ones included)
     passed: bool = field(default=False, init=False)
+    done: bool = field(default=False, init=False)  # the final try is in: the episode takes no more programs
     verdict: str | None = field(default=None, init=False)  # the last try's verdict (`verifiers.Verdict` value)
     _tests: str | None = field(default=None, init=False, repr=False)
     _language: str | None = field(default=None, init=False, repr=False)
+    _shown: str | None = field(default=None, init=False, repr=False)  # the visible tests (None: all of them)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise ValueError(f"code: max_attempts must be >= 1, got {self.max_attempts}")
+        if self.hidden not in (0, 1):
+            raise ValueError(f"code: hidden must be 0 or 1, got {self.hidden!r}")
 
     def reset(self, row: dict[str, Any]) -> None:
         from verifiers.code_kind import code_gold
 
         if row.get(self.column) is None:
             raise ValueError(f"code: the row has no {self.column!r} column (the tests); its columns: {sorted(row)} (set column=NAME)")
-        self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"))
+        self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"), prompt=row.get("prompt"))
         self._language = self.language or row.get("language")
-        self.attempts, self.test_runs, self.passed, self.verdict = 0, 0, False, None
+        shown = row.get(self.visible)
+        self._shown = None if shown is None else code_gold(shown, row.get("entry_point"), row.get("test_setup_code"), prompt=row.get("prompt")) if shown else ""
+        self.attempts, self.test_runs, self.passed, self.done, self.verdict = 0, 0, False, False, None
         return None
 
-    def _check(self, program: str) -> tuple[bool, str, str]:
+    def _judge(self, program: str) -> Any:
+        return self._verify(program, self._tests or "")
+
+    def _verify(self, program: str, tests: str) -> Any:
         from verifiers import verify
 
         options = {"language": self._language} if self._language else {}
-        result = verify(program, self._tests or "", kind="code", **options)
-        return result.correct, (result.detail or result.verdict.value)[:MAX_FEEDBACK], result.verdict.value
+        return verify(program, tests, kind="code", **options)
+
+    def _feedback(self, program: str, result: Any) -> str:
+        """What a failing try is told: the failure when the tests are visible; with hidden tests,
+        the visible tests' own failure, else only that a hidden one fails."""
+        if self._shown is None and not self.hidden:
+            return (result.detail or result.verdict.value)[:MAX_FEEDBACK]
+        if self._shown:
+            shown = self._verify(program, self._shown)
+            if not shown.correct:
+                return (shown.detail or shown.verdict.value)[:MAX_FEEDBACK]
+            return f"the visible tests pass; a hidden test fails ({result.verdict.value})"
+        return f"a hidden test fails ({result.verdict.value})"
 
     def step(self, message: str) -> Turn:
+        check_open(self)
         self.attempts += 1
-        self.passed, detail, self.verdict = self._check(message)
+        result = self._judge(message)
+        self.passed, self.verdict = result.correct, result.verdict.value
         if self.passed or self.attempts >= self.max_attempts:
+            self.done = True
             return Turn(done=True)
-        return Turn(observation=f"<feedback>{detail}</feedback>")
+        return Turn(observation=f"<feedback>{self._feedback(message, result)}</feedback>")
 
     def run_tests(self, program: str) -> str:
         """Run a program against the problem's tests in a sandbox, before answering.
@@ -313,11 +371,14 @@ class CodeEnv:
         """
         if self._tests is None:
             return "error: no problem yet (reset first)"
+        if self.done:
+            return "error: the episode is over"
         self.test_runs += 1
-        if self.test_runs >= self.max_attempts:  # the final message is the last try
+        if self.attempts >= self.max_attempts - 1:  # one budget: the final message is the last try
             return "error: no test runs left; answer with your program"
-        passed, detail, _ = self._check(str(program))
-        return "all tests passed" if passed else detail
+        self.attempts += 1
+        result = self._judge(str(program))
+        return "all tests passed" if result.correct else self._feedback(str(program), result)
 
     def tools(self) -> list[Callable[..., str]]:
         """`run_tests`, for trainers whose turns are tool calls (see the class docstring)."""
@@ -335,7 +396,7 @@ class CodeEnv:
 # ---------------------------------------------------------------- registry
 ENVIRONMENTS: dict[str, tuple[Callable[..., Any], str]] = {
     "calculator": (CalculatorEnv, "calculator[:cost=C,max_calls=K,column=answer]"),
-    "code": (CodeEnv, "code[:max_attempts=2,column=answer,language=cpp]"),
+    "code": (CodeEnv, "code[:max_attempts=2,column=answer,language=cpp,visible=visible_tests,hidden=0]"),
 }
 
 

@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
     if summary.get("stopped_by_alarm"):
         print(f"rl: stopped at step {summary['stopped_by_alarm']['step']} by the hack alarm: {summary['stopped_by_alarm']['reason']}")
     if before is not None and after is not None:
-        print(f"rl: held-out greedy accuracy {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
+        from training.trainer import heldout_kind
+
+        print(f"rl: held-out greedy accuracy ({heldout_kind(config)}) {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
     if summary.get("tool_use_before") is not None and summary.get("tool_use_after") is not None:
         print(f"rl: held-out answers with a tool call {summary['tool_use_before']:.1%} -> {summary['tool_use_after']:.1%}")
     if summary.get("first_turn_accuracy_before") is not None and summary.get("first_turn_accuracy_after") is not None:

@@ -240,6 +240,19 @@ class HackMonitor:
     history: list[dict[str, float]] = field(default_factory=list)
     raised: set = field(default_factory=set)
     _best: tuple[float, int, float] | None = field(default=None, init=False)  # (gold, step, proxy then)
+    expected: bool = field(default=False, init=False)  # the last alarm is a case the docs call expected (tool use)
+    _gold: float | None = field(default=None, init=False)  # the latest gold signal
+
+    def _tool_use_note(self, key: str, longer: bool, gold: float | None) -> str:
+        """Why a longer completion is expected, when it is: the episodes call tools more often (each
+        call and its result lengthen the completion, docs/training.md) and gold has not fallen."""
+        start, now = self._start("episodes/tool_calls_mean"), self._smooth("episodes/tool_calls_mean")
+        if key != "length/mean" or not longer or start is None or now is None or now <= start:
+            return ""
+        if gold is None or self._best is None or gold <= self._best[0] - self.gold_drop:
+            return ""
+        return (f"; expected with tool use, not a hack: tool calls per episode rose from {start:.2f} to {now:.2f} (each call "
+                f"and its result lengthen the completion) while gold accuracy holds ({gold:.1%}, best {self._best[0]:.1%})")
 
     def _smooth(self, key: str, window: int | None = None) -> float | None:
         """The mean of the last `window` logged values of `key` (steps where it was not logged skipped)."""
@@ -252,11 +265,12 @@ class HackMonitor:
 
     def observe(self, record: dict[str, Any]) -> str | None:
         self.history.append({k: v for k, v in record.items() if isinstance(v, (int, float))})
-        alarm = None
+        alarm, self.expected = None, False
         gold_key = self.gold_key if isinstance(record.get(self.gold_key), (int, float)) else None
         proxy = self._smooth("reward/mean")
         if gold_key is not None and proxy is not None:
             gold = self._smooth(gold_key, self.probe_window if gold_key.startswith("probe/") else self.window)
+            self._gold = gold  # the latest (probes come every few steps; the alarms between read this one)
             if self._best is None or gold > self._best[0]:
                 self._best = (gold, record["step"], proxy)
             best, at, proxy_then = self._best
@@ -273,6 +287,9 @@ class HackMonitor:
             if start and now is not None and abs(now - start) > self.drift * abs(start):
                 self.raised.add(key)
                 alarm = f"{what} drifted from {start:.2f} to {now:.2f} ({now / start - 1:+.0%})"
+                note = self._tool_use_note(key, now > start, self._gold)
+                self.expected = bool(note)
+                alarm += note
         return alarm
 
 
@@ -307,7 +324,8 @@ class Monitors:
             record["monitor/alarm_reason"] = alarm
             action = ("; stopping with the policy of the best gold probe (--rollback-on-alarm)" if run.config.rollback_on_alarm
                       else "; stopping (--stop-on-alarm)" if run.config.stop_on_alarm else "")
-            self.warn(f"rl: HACK ALARM at step {step}: {alarm}{action}")
+            label = "alarm (expected)" if self.hack.expected else "HACK ALARM"
+            self.warn(f"rl: {label} at step {step}: {alarm}{action}")
         record.update(self.samples(view))
         return alarm
 

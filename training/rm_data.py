@@ -377,7 +377,7 @@ def prompt_splits(cfg: RMDataConfig) -> dict[str, list[dict[str, Any]]]:
 def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     """Sample, label and write every file (see the module docstring); returns the summary."""
     import torch
-    from tqdm.auto import tqdm
+    from rewardlab.progress import progress_bar
 
     from rewards import build_reward
     from training.data import parse_task
@@ -414,8 +414,8 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
             path.parent.mkdir(parents=True, exist_ok=True)
             shards = [rows[s : s + cfg.shard_prompts] for s in range(0, len(rows), cfg.shard_prompts)]
             done = _complete_shards(path, [len(sh) for sh in shards])
-            bar = tqdm(total=len(rows), initial=sum(len(sh) for sh in shards[:done]), desc=f"rm-data {split}", unit="prompt",
-                       disable=not progress or None, dynamic_ncols=True)
+            bar = progress_bar(total=len(rows), initial=sum(len(sh) for sh in shards[:done]), desc=f"rm-data {split}",
+                               unit="prompts", disable=not progress)
             with path.open("a") as fh:
                 for k in range(done, len(shards)):
                     torch.manual_seed(hash_seed(cfg.seed, split, k))

@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import torch
-from tqdm.auto import tqdm
-
 from rewardlab.config import opt
+from rewardlab.progress import progress_bar
 from training.rollout import generate
 
 
@@ -144,7 +143,7 @@ def train_sft(
     history: list[dict] = []
     log = open(log_path, "a") if log_path else None
     start, accuracy, step = time.time(), 0.0, 0
-    bar = tqdm(total=config.steps, desc="sft", leave=False, dynamic_ncols=True, disable=None)
+    bar = progress_bar(total=config.steps, desc="sft", leave=False)  # plain lines every 30 s when piped
     with contextlib.ExitStack() as stack:
         stack.enter_context(deterministic_kernels())
         stack.callback(bar.close)
@@ -164,7 +163,7 @@ def train_sft(
                 accuracy = exact_accuracy(model, tokenizer, eval_rows[: config.eval_size], config.max_new_tokens)
                 record = {"step": step, "loss": loss.item(), "accuracy": accuracy, "time": time.time() - start}
                 history.append(record)
-                bar.set_postfix(loss=f"{loss.item():.3f}", acc=f"{accuracy:.1%}")
+                bar.set_postfix(loss=f"{loss.item():.3f}", single_turn_acc=f"{accuracy:.1%}")
                 if log:
                     log.write(json.dumps(record) + "\n")
                     log.flush()

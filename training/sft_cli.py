@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     save_policy_atomically(model, tokenizer, out / "model", extra=built)
     write_text_atomically(out / "sft_result.json", json.dumps(result, indent=2) + "\n")
     print(f"sft: {result['steps']} steps in {result['seconds']:.0f} s, held-out accuracy {result['accuracy']:.1%} "
-          f"({result['eval_size']} prompts); model in {out / 'model'}")
+          f"({result['eval_size']} prompts; single turn, greedy, no tools or environment: `rl --env` measures whole "
+          f"episodes); model in {out / 'model'}")
     print(f"sft: weights sha256 {result['weights_sha256']}")
     if result["accuracy"] < config.min_accuracy:
         print(f"rewardlab sft: held-out accuracy {result['accuracy']:.1%} is below --min-accuracy "

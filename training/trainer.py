@@ -51,7 +51,7 @@ def train(config: RLConfig, prepared: dict[str, Any] | None = None) -> dict[str,
 
 
 def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
-    from tqdm.auto import tqdm
+    from rewardlab.progress import progress_bar
 
     out_dir = Path(config.output_dir)
     ckpt_root = out_dir / "checkpoints"
@@ -66,7 +66,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
     start_step, summary = _start_or_resume(run, resume_from, metrics_path, prepared["eval_rows"])
     if prepared.get("rm_prompt_overlap"):  # prompts shared with the reward model's training (run_state.reward_model_overlap)
         summary["rm_prompt_overlap"] = prepared["rm_prompt_overlap"]
-    bar = tqdm(total=config.steps, initial=start_step, desc="rl", disable=not accelerator.is_main_process or None, dynamic_ncols=True)
+    bar = progress_bar(total=config.steps, initial=start_step, desc="rl", disable=not accelerator.is_main_process)
     monitors = build_monitors(run, prepared["probe_rows"], warn=lambda text: bar.write(text) if accelerator.is_main_process else None)
     tb = None
     if config.tensorboard and accelerator.is_main_process:
@@ -181,8 +181,18 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     if summary["accuracy_before"] is not None:
         tools = f", tool calls in {before['tool_use_rate']:.1%} of answers" if "tool_use_rate" in before else ""
         turns = f", right at the first turn {before['first_turn_accuracy']:.1%}" if "first_turn_accuracy" in before else ""
-        accelerator.print(f"rl: held-out greedy accuracy before RL: {summary['accuracy_before']:.1%} ({len(eval_rows)} prompts{tools}{turns})")
+        accelerator.print(f"rl: held-out greedy accuracy before RL ({heldout_kind(run.config)}): {summary['accuracy_before']:.1%} "
+                          f"({len(eval_rows)} prompts{tools}{turns})")
     return 0, summary
+
+
+def heldout_kind(config: Any) -> str:
+    """What the held-out accuracy measures: with an environment, whole episodes (tools, feedback,
+    up to --max-turns turns); else one completion per prompt. `sft` measures single-turn answers,
+    so its number and an `--env` run's "before" differ for the same policy."""
+    if config.env:
+        return f"episodes with the environment {config.env.split(':')[0]}, up to {config.max_turns} turns"
+    return "single turn"
 
 
 def _episode_summary(heldout: dict[str, float], when: str) -> dict[str, float]:

@@ -189,14 +189,13 @@ def summary_table(verdicts: list[str], seconds: float) -> str:
 
 
 def _run_file(config: VerifyConfig) -> int:
-    from tqdm import tqdm
-
+    from rewardlab.progress import progress_bar
     from verifiers.api import verify_items
 
     rows, items = read_items(config.input, config.kind, config.options(), config.prediction_column, config.gold_column)
     start = time.perf_counter()
     results = []
-    with tqdm(total=len(items), desc="verify", unit="item", file=sys.stderr, dynamic_ncols=True) as bar:
+    with progress_bar(total=len(items), desc="verify", unit="items", file=sys.stderr) as bar:
         for lo in range(0, len(items), config.batch_size):
             batch = items[lo : lo + config.batch_size]
             results += verify_items(batch, timeout=config.timeout, workers=config.workers)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from rewards import build_reward
@@ -73,7 +75,7 @@ def test_environment_tools_in_verls_tool_agent_loop_lifecycle():
     async def call_tool(arguments):
         instance_id, _ = await tool.create(create_kwargs=tools_kwargs["calculator"].get("create_kwargs", {}))
         try:
-            return await tool.execute(instance_id, json.loads(arguments), agent_data=None)
+            return await tool.execute(instance_id, json.loads(arguments), agent_data=SimpleNamespace(request_id="r1"))
         finally:
             await tool.release(instance_id)
 
@@ -81,7 +83,7 @@ def test_environment_tools_in_verls_tool_agent_loop_lifecycle():
     assert (response.text, step_reward, metrics) == ("1023", -0.05, {"tool_error": 0.0})
     response, _, metrics = asyncio.run(call_tool('{"expression": "734/0"}'))
     assert response.text == "error: division by zero" and metrics == {"tool_error": 1.0}
-    assert tool.envs == {}  # every instance released
+    assert tool.calls == {}  # every instance released
     score = as_verl_env_compute_score("calculator")
     transcript = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "734+289"}}\n</tool_call>\n<tool_response>\n1023\n</tool_response>\n'
     assert score("arithmetic", transcript + "1023", "1023", {"prompt": "734+289="}) == 1.0
@@ -103,7 +105,7 @@ def test_code_environment_as_a_verl_tool():
     async def call(program):
         instance_id, _ = await tool.create(create_kwargs={"answer": "assert add(1, 2) == 3"})
         try:
-            return await tool.execute(instance_id, {"program": program}, agent_data=None)
+            return await tool.execute(instance_id, {"program": program}, agent_data=SimpleNamespace(request_id="r1"))
         finally:
             await tool.release(instance_id)
 

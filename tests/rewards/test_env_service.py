@@ -39,7 +39,8 @@ def test_an_episode_in_nemo_gyms_shape(server):
                         "tool_call": True, "tool_error": True}
         out = client.post("/verify", json={"response": responses_answer("1023")}).json()
         assert out["reward"] == pytest.approx(1.0 - 2 * 0.1)  # right, minus two calls
-        assert client.post("/calculator", json={"expression": "1+1"}).status_code == 404  # /verify ended the session
+        ended = client.post("/calculator", json={"expression": "1+1"})  # /verify ended the episode: judged once
+        assert ended.status_code == 409 and "has ended (verified, reward 0.8)" in ended.json()["detail"]
     # a wrong answer, by session id instead of a cookie
     sid = httpx.post(f"{server}/seed_session", json={"task": {"answer": "1023"}}, headers=AUTH).json()["session_id"]
     assert httpx.post(f"{server}/verify", json={"session_id": sid, "message": "1022"}, headers=AUTH).json()["reward"] == 0.0

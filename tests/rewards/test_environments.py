@@ -96,3 +96,60 @@ def test_code_environment_gives_none_not_zero_when_a_try_cannot_be_judged():
     run_step(env, "def add(a, b):\n    return 4")
     assert env.verdict == "incorrect" and env.reward() == 0.0
     assert build_env("code")().reward() == 0.0  # no try at all
+
+
+def test_an_episode_ends_once_and_owns_one_budget_across_step_and_tools():
+    """A finished episode takes no more messages (EpisodeOver) and its tools refuse; in the code
+    environment a run_tests try and a message share max_attempts (the final message is the last try)."""
+    from rewards.environments import EpisodeOver
+
+    calc = build_env("calculator:cost=0.1")()
+    calc.reset({"answer": "2"})
+    assert calc.step("2").done and calc.reward() == 1.0
+    with pytest.raises(EpisodeOver, match="the episode is over"):
+        calc.step("3")
+    assert calc.calculator("1+1") == "error: the episode is over" and calc.reward() == 1.0  # no cost, no new answer
+    code = build_env("code:max_attempts=2")()
+    code.reset({"answer": "assert add(1, 2) == 3"})
+    assert code.run_tests("def add(a, b):\n    return 0").startswith("test 1/1")
+    assert code.run_tests("def add(a, b):\n    return a + b").startswith("error: no test runs left")
+    turn = run_step(code, "def add(a, b):\n    return 0")  # the second program judged is the last
+    assert turn.done and turn.observation is None and code.reward() == 0.0
+    with pytest.raises(EpisodeOver):
+        run_step(code, "def add(a, b):\n    return a + b")
+    assert code.run_tests("def add(a, b):\n    return a + b") == "error: the episode is over" and code.reward() == 0.0
+
+
+HIDDEN = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add(10, 5) == 15", "assert add(7, 7) == 14"]
+
+
+@pytest.mark.parametrize("row,shown", [
+    ({"visible_tests": HIDDEN[:1]}, HIDDEN[:1]),  # the row says which tests the task shows
+    ({"visible_tests": []}, []),                  # none
+])
+def test_feedback_never_hands_out_hidden_tests(row, shown):
+    """The lookup-table attack: a program that answers the shown tests and guesses the rest, re-tried
+    with every test the feedback has shown; the feedback never carries a hidden test (any form of
+    it: the call or the expected value), so the table cannot grow past the visible tests."""
+    known = {}
+    for _ in range(3):  # one episode per round (each allows one test run before the final answer)
+        env = build_env("code:max_attempts=2")()
+        env.reset({"answer": HIDDEN, **row})
+        table = "".join(f"    if (a, b) == {k}:\n        return {v}\n" for k, v in known.items())
+        feedback = env.run_tests(f"def add(a, b):\n{table}    return 0")
+        for test in HIDDEN:
+            if test not in shown:
+                assert test not in feedback and test.split("==")[0].split("assert ")[1].strip() not in feedback, feedback
+        for test in shown:
+            call, value = test[len("assert add"):].split(" == ")
+            known[eval(call)] = int(value)
+        if shown:
+            assert feedback.startswith(("test 1/1", "the visible tests pass; a hidden test fails")), feedback
+        else:
+            assert feedback == "a hidden test fails (incorrect)"
+        assert run_step(env, f"def add(a, b):\n{table}    return 0").done and env.reward() == 0.0
+    hidden_all = build_env("code:hidden=1")()
+    hidden_all.reset({"answer": HIDDEN})
+    assert hidden_all.run_tests("def add(a, b):\n    return 0") == "a hidden test fails (incorrect)"
+    with pytest.raises(ValueError, match="hidden must be 0 or 1"):
+        build_env("code:hidden=2")

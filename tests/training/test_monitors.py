@@ -290,3 +290,26 @@ def test_a_damaged_prompt_record_is_an_error_not_unknown(tmp_path):
     (tmp_path / PROMPTS_FILE).write_text("{not json")
     with pytest.raises(ValueError, match="not a record of training prompts"):
         recorded_prompts(tmp_path)
+
+
+@pytest.mark.parametrize("gold,calls,expected", [
+    ([0.80 + 0.01 * s for s in range(12)], [0.1] * 5 + [1.0] * 7, True),   # the docs' case: tool use lengthens, gold rises
+    ([0.80] * 3 + [0.60] * 9, [0.1] * 5 + [1.0] * 7, False),               # gold fell: a real alarm, said as one
+    ([0.80 + 0.01 * s for s in range(12)], [0.5] * 12, False),              # longer without more tool calls: not explained
+    ([0.80 + 0.01 * s for s in range(12)], None, False),                    # no environment: not explained
+])
+def test_a_length_alarm_explained_by_tool_use_reads_as_expected(gold, calls, expected):
+    """The calculator run's length alarm (its tool calls and results lengthen every answer while
+    the gold probe rises, docs/training.md) says so; every other length drift still reads as a hack."""
+    mon = HackMonitor(drift=0.3)
+    said = []
+    for s in range(12):
+        record = {"step": s + 1, "reward/mean": 0.5 + 0.01 * s, "length/mean": 10.0 if s < 5 else 20.0}
+        if s < 5 or s % 4 == 3:  # the probe comes every few steps; the length alarm fires between two (step 7)
+            record["probe/accuracy"] = gold[s]
+        if calls is not None:
+            record["episodes/tool_calls_mean"] = calls[s]
+        said.append((mon.observe(record), mon.expected))
+    length = [(text, exp) for text, exp in said if text and "mean completion length drifted" in text]
+    assert len(length) == 1
+    assert length[0][1] is expected and ("expected with tool use, not a hack" in length[0][0]) is expected
