@@ -322,10 +322,10 @@ class CodeEnv:
 
         if row.get(self.column) is None:
             raise ValueError(f"code: the row has no {self.column!r} column (the tests); its columns: {sorted(row)} (set column=NAME)")
-        self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"), prompt=row.get("prompt"))
+        self._tests = code_gold(row[self.column], row.get("entry_point"), row.get("test_setup_code"))
         self._language = self.language or row.get("language")
         shown = row.get(self.visible)
-        self._shown = None if shown is None else code_gold(shown, row.get("entry_point"), row.get("test_setup_code"), prompt=row.get("prompt")) if shown else ""
+        self._shown = None if shown is None else code_gold(shown, row.get("entry_point"), row.get("test_setup_code")) if shown else ""
         self.attempts, self.test_runs, self.passed, self.done, self.verdict = 0, 0, False, False, None
         return None
 
