@@ -57,17 +57,24 @@ WRAPPERS: dict[str, Callable[[str], str]] = {
 TEXT_WRAPPERS = {k: WRAPPERS[k] for k in ("bare", "boxed", "final boxed")} | {
     "sentence": lambda a: f"After checking every case, the answer is {a}.",
 }
+# a writing of plain text ('3 2/7' as a mixed number, '12 apples') is stated as plain text
+PLAIN_WRAPPERS = {"bare": WRAPPERS["bare"], "sentence": TEXT_WRAPPERS["sentence"]}
 
 
-def _hedges(rng: random.Random, right: str, wrong: str) -> list[tuple[str, str]]:
-    """A right answer and a wrong one stated together: never correct, wherever the hedge sits."""
-    return [
+UNIONS = ("relation", "interval", "set")  # structures where 'A or B' inside one answer is a union, not a hedge
+
+
+def _hedges(rng: random.Random, right: str, wrong: str, structure: str) -> list[tuple[str, str]]:
+    """A right answer and a wrong one stated together: never correct, wherever the hedge sits
+    (inside one box only where 'or' is not a union)."""
+    hedges = [
         ("hedge after box", f"\\boxed{{{right}}} or maybe {wrong}"),
         ("hedge in parentheses", f"The answer is ${right}$ (or maybe ${wrong}$)."),
         ("hedge inside box", f"\\boxed{{{right} \\text{{ or }} {wrong}}}"),
         ("two boxes", f"\\boxed{{{right}}}, \\boxed{{{wrong}}}"),
         ("hedge either", f"It is either ${right}$ or ${wrong}$."),
     ]
+    return [h for h in hedges if not (structure in UNIONS and h[0] == "hedge inside box")]
 
 
 # ---------------------------------------------------------------- numbers
@@ -451,6 +458,11 @@ STRUCTURES: dict[str, Callable[[random.Random], tuple[str, list, list]]] = {
 }
 
 
+def _stated(rng: random.Random, structure: str, family_name: str, writing: str) -> str:
+    wrappers = PLAIN_WRAPPERS if family_name.endswith("plain") else TEXT_WRAPPERS if structure == "text" else WRAPPERS
+    return wrappers[rng.choice(list(wrappers))](writing)
+
+
 def generate(seed: int, per_structure: int, structures: list[str] | None = None) -> list[Pair]:
     """`per_structure` golds of each structure, every equivalent writing and near miss of each
     (each in a wrapper drawn at random), plus hedges (a right answer stated with a wrong one)."""
@@ -459,14 +471,11 @@ def generate(seed: int, per_structure: int, structures: list[str] | None = None)
     for name in structures or list(STRUCTURES):
         for _ in range(per_structure):
             gold, eq, near = STRUCTURES[name](rng)
-            wrappers = TEXT_WRAPPERS if name == "text" else WRAPPERS
             for fam, writing in eq:
-                way = rng.choice(list(wrappers))
-                pairs.append(Pair(name, fam, gold, wrappers[way](writing), True))
+                pairs.append(Pair(name, fam, gold, _stated(rng, name, fam, writing), True))
             for fam, writing in near:
-                way = rng.choice(list(wrappers))
-                pairs.append(Pair(name, fam, gold, wrappers[way](writing), False))
+                pairs.append(Pair(name, fam, gold, _stated(rng, name, fam, writing), False))
             if near and name != "text":
-                fam, writing = rng.choice(_hedges(rng, rng.choice(eq)[1] if eq else gold, rng.choice(near)[1]))
+                fam, writing = rng.choice(_hedges(rng, rng.choice(eq)[1] if eq else gold, rng.choice(near)[1], name))
                 pairs.append(Pair(name, fam, gold, writing, False))
     return pairs
