@@ -262,12 +262,30 @@ def _sign_choices(part: str) -> list[str]:
     return out
 
 
+_CHAIN_SPLIT_RE = re.compile(r"\s*(?:<|\\lt(?![A-Za-z]))\s*")
+_CHAIN_DOWN_RE = re.compile(r"\s*(?:>|\\gt(?![A-Za-z]))\s*")
+
+
+def ordered_chain(text: str) -> list[str] | None:
+    """'\\sqrt{2} < 2 < 3' -> ['\\sqrt{2}', '2', '3']: three or more numbers (no variable) joined
+    by one strict direction of inequality state an ordering; None for anything else."""
+    for pattern in (_CHAIN_SPLIT_RE, _CHAIN_DOWN_RE):
+        parts = pattern.split(text.strip())
+        if len(parts) >= 3 and all(p and not re.search(r"[<>=]", p) for p in parts):
+            if not any(re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts):
+                return parts
+    return None
+
+
 def read(latex: str) -> Reading:
     """The shape of an answer written in LaTeX or plain math (see the module docstring)."""
     text = _CASES_RE.sub(lambda m: ", ".join(r.replace("&", " ").strip() for r in re.split(r"\\\\", m.group(1)) if r.strip()),
                          unicode_to_latex(latex.strip()))
     if len(text) > MAX_FORM_CHARS or ";" in text and "," in text:
-        return Reading(text, (text,), "", ())  # "p=5,q=2;p=7,q=2": groups of a solution set, read by the parser
+        return Reading(text, (text,), "", ())
+    chain = ordered_chain(text)
+    if chain is not None:  # '\\sqrt{2} < 2 < 3': the values in the order asked for
+        return Reading(", ".join(chain), tuple(chain), ",", (), True)  # "p=5,q=2;p=7,q=2": groups of a solution set, read by the parser
     split = split_top(text)
     joiners = {j for _, j in split[:-1]}
     joiner = "" if len(split) == 1 else "and" if joiners == {"and"} else "or" if joiners & {"or", ";"} else ","
@@ -399,9 +417,17 @@ _FLIP = {"<": ">", ">": "<", "\\le": "\\ge", "\\ge": "\\le", "\\leq": "\\geq", "
 _BOUND_FIRST_RE = re.compile(r"(?<![\w}<>=.\\])(?<![<>]\s)(-?\d+(?:\.\d+)?)\s*(<|>|\\[lg]eq?(?![A-Za-z]))\s*([A-Za-z])(?![\w({^_])(?!\s*(?:<|>|\\[lg]eq?(?![A-Za-z])))")
 
 
+# 'a c' -> 'ac': single-letter factors written with spaces between them (the parser reads '2 a c' as 2)
+_SPACED_FACTORS_RE = re.compile(r"(?<![\\A-Za-z])([A-Za-z])[ \t]+(?=[A-Za-z](?![A-Za-z{(]))")
+
+
+# '3\\binom{10}{5}' is 3 times the binomial (the parser reads a mixed number there: 3 + 252)
+_NUMBER_BINOM_RE = re.compile(r"(\d)\s*\\[dt]?binom(?![A-Za-z])")
+
+
 def normalise_writing(text: str) -> str:
     """One writing for what is written many ways, before anything is read: \\dfrac / \\tfrac ->
-    \\frac, \\log without a base -> \\ln (the natural log), a bound written first ('5 > m') -> 'm < 5', ordinals '7^{\\text{th}}' / '7th' -> 7,
+    \\frac, \\log without a base -> \\ln (the natural log), '2 a c' -> '2 ac', a bound written first ('5 > m') -> 'm < 5', ordinals '7^{\\text{th}}' / '7th' -> 7,
     bold / italic wrappers -> \\text, the domain of a family's parameter (', k \\in \\mathbb{Z}')
     dropped, a condition stated in words around it reduced to the condition.
 
@@ -415,6 +441,8 @@ def normalise_writing(text: str) -> str:
     text = _ORDINAL_RE.sub(r"\1", text)
     text = _BOLD_RE.sub(r"\\text{", text)
     text = _PARAMETER_DOMAIN_RE.sub("", text)
+    text = _SPACED_FACTORS_RE.sub(r"\1", text)
+    text = _NUMBER_BINOM_RE.sub(r"\1 \\cdot \\binom", text)
     text = _BOUND_FIRST_RE.sub(lambda m: f"{m.group(3)} {_FLIP[m.group(2)]} {m.group(1)}", text)
     return _CONDITION_IN_WORDS_RE.sub("", text)
 

@@ -158,7 +158,7 @@ _AFTER_BOX_RE = re.compile(r"^[\s$.,;:\\)\]]*\(?\s*(?:or|maybe|perhaps|possibly|
                            re.I | re.S)
 # between two formulas of the final line: "$3$ (or maybe $4$)", "either $x$ or $y$"
 _BETWEEN_RE = re.compile(r"^[\s,;]*\(?\s*(?:or|maybe|perhaps|possibly)\b", re.I)
-HEDGE_WORDS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|not sure|alternatively|otherwise)\b", re.I)
+HEDGE_WORDS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|not sure|alternatively|otherwise|either)\b", re.I)
 
 
 def _after_last_box(text: str) -> str | None:
@@ -194,6 +194,8 @@ def stated_alternative(text: str) -> str | None:
     if len(segments) >= 2 and len(line) - segments[-1].end() <= MAX_TAIL_AFTER_ANSWER:
         left, right = segments[-2], segments[-1]  # the last two formulas, ending the text: the stated answer(s)
         between = line[left.end(): right.start()]
-        if _BETWEEN_RE.match(between) or re.search(r"\beither\b", line[max(0, left.start() - 60): left.start()], re.I) and re.search(r"\bor\b", between, re.I):
+        if re.search(r"\beither\b", line[max(0, left.start() - 60): left.start()], re.I) and re.search(r"\bor\b", between, re.I):
+            return f"either ... {between.strip()}"  # 'either A or B' offers a choice: a hedge, whatever the gold
+        if _BETWEEN_RE.match(between):
             return between.strip()
     return None

@@ -215,9 +215,9 @@ def _answer_span(prediction: str) -> str | None:
     inner = _spans.unwrap(s)
     if inner != s and inner and not any(d in inner for d in ("$", "\\(", "\\[", "\\boxed")) and "\n" not in inner:
         return inner
-    if "\\" not in s and "$" not in s:  # plain text: 'the answer is 3 2/7' states its answer alone too
-        stated = _spans.answer_statement(s)
-        return stated if stated and re.search(r"\d", stated) and _forms.is_bare(stated) else None
+    stated = _spans.answer_statement(s)  # 'the answer is 3 2/7', 'the answer is $-1 < \\sqrt{15} < 5$.'
+    if stated and "$" not in stated and ("\\" in stated or re.search(r"\d", stated)) and _forms.is_bare(stated):
+        return stated
     return None
 
 
@@ -245,6 +245,8 @@ def _is_separated_unit(before: str, after: str) -> bool:
     glued = not removed[0].isspace() and not removed.startswith("\\") and not removed.startswith("~")
     if glued and inner.isalpha() and len(inner) <= 3 and inner.lower() not in _forms.SHORT_UNITS:
         return False  # '\\frac{1}{2}ab', '5t': variables glued to a value, not a unit ('5cm' is one)
+    if len(inner) == 1 and inner.isalpha() and re.search(r"[A-Za-z]\s*$", after):
+        return False  # '2 a c': a product of variables written with spaces, not the unit 'c'
     return bool(inner)
 
 
@@ -252,6 +254,7 @@ def _is_separated_unit(before: str, after: str) -> bool:
 def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     """The gold parsed, its plain-number reading, and its form when `verifiers._forms` rewrote it
     (units after each value, words for sets, "or", a set-builder, e-notation...)."""
+    gold = _worked_value(gold)
     num = parse_number(gold)
     if num is not None:
         value = Rational(num.value.numerator, num.value.denominator)
@@ -273,6 +276,21 @@ def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     if not any(isinstance(x, (Basic, MatrixBase)) for x in parsed):
         parsed = _parse(gold)
     return parsed, _num_from(parsed), None
+
+
+_WORKED_RE = re.compile(r"^([^=<>]+)=\s*([^=<>]+)$")
+
+
+def _worked_value(gold: str) -> str:
+    """'3\\binom{10}{5} = 756' -> '756': a gold that states a closed expression and its value is
+    the value (an answer may give either); any other gold as it is."""
+    m = _WORKED_RE.match(gold.replace("$", " ").strip())
+    if m is None or re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", m.group(1))):
+        return gold  # 'x = 3': an assignment, not a worked value
+    lhs, rhs = _value(m.group(1)), _value(m.group(2))
+    if lhs is None or rhs is None or numeric_value(lhs) is None or numeric_value(rhs) is None:
+        return gold
+    return m.group(2).strip() if expr_equal(rhs, lhs, Settings()) else gold
 
 
 def _answer_form(text: str) -> _forms.Reading | None:
@@ -407,6 +425,9 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
             return Verdict.INCORRECT, span, gold_text, "text answer differs"
         return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
     extracted = str(pred_parsed[-1])
+    chain = _forms.ordered_chain(_answer_span(prediction) or "")
+    if chain is not None and not _chain_holds(chain, _answer_span(prediction)):
+        return Verdict.INCORRECT, extracted, gold_text, "the ordering stated is false"
     units = _units_differ(gold_form, _answer_span(prediction) or _spans.final_answer_span(prediction), pred_form)
     if units is not None:  # '5 cm' for '5 m', '12 apples' for '12 pears': the unit is part of the answer
         return Verdict.INCORRECT, extracted, gold_text, units
@@ -428,6 +449,9 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         if as_list and _is_list(as_list[0]):
             ok = expr_equal(as_list[0], pred_exprs[0], s)
             return _verdict(ok), extracted, gold_text, "equivalent (the gold read as a list)" if ok else "not equivalent"
+    for ordering in _orderings(gold_form):  # '(4,5) \\text{ or } (5,4)': the order was not asked for
+        if expr_equal(ordering, pred_exprs[0], s):
+            return Verdict.CORRECT, extracted, gold_text, "equivalent: one of the gold's orderings"
     pred_span = _answer_span(prediction)
     shaped = _by_shape(gold, gold_form, gold_exprs[0], pred_span, pred_form, pred_exprs[0], s)
     if shaped is not None:
@@ -461,6 +485,31 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
 _NAME = r"(?:\\mathrm\s*\{\s*~?\s*[A-Za-z]\s*\}|[A-Za-z])(?:_\{?[\w\\ ]+\}?)?"
 _ASSIGNMENT_RE = re.compile(rf"^\s*({_NAME})\s*=\s*([^=]+?)\s*$")
 _WORDY_GOLD_RE = re.compile(r"[A-Za-z]{2,}")
+
+
+def _orderings(gold_form: _forms.Reading | None) -> list:
+    """The tuples of a gold that offers the same values in several orders ('(4,5) or (5,4)'): each
+    is a right answer. [] for any other gold ('x = 1 or x = 3' is a solution set: both are needed)."""
+    if gold_form is None or gold_form.joiner != "or" or len(gold_form.parts) < 2:
+        return []
+    values = [_value(p) for p in gold_form.parts]
+    entries = [_tuple_of(v)[1] if v is not None else None for v in values]
+    if any(e is None for e in entries) or len({tuple(sorted(map(str, e))) for e in entries}) != 1:
+        return []
+    return [sympy.Tuple(*e) for e in entries]
+
+
+def _chain_holds(chain: list[str], written: str) -> bool:
+    """Whether '\\sqrt{2} < 2 < 3' (or the same with '>') is true of the values written."""
+    values = [numeric_value(_value(p)) if _value(p) is not None else None for p in chain]
+    if any(v is None or not v.is_real for v in values):
+        return False
+    increasing = "<" in written or "\\lt" in written
+    pairs = zip(values, values[1:])
+    try:
+        return all(bool(a < b) if increasing else bool(a > b) for a, b in pairs)
+    except TypeError:  # not decidable: not an ordering that holds
+        return False
 
 
 def _several_values(gold_expr: Any, gold_form: _forms.Reading | None) -> bool:

@@ -243,6 +243,16 @@ def expression(rng: random.Random) -> tuple[str, list, list]:
         near = [("coefficient off by one", f"{k + 1}{u}{v}"), ("variable renamed", f"{k}{u}{w}"), ("sum for product", f"{k}{u}+{v}"),
                 ("square", f"{k}{u}^2{v}")]
         return gold, eq, near
+    if rng.random() < 0.3:  # a gold that states a closed expression and its value
+        n = rng.randint(5, 12)
+        k = rng.randint(2, n - 2)
+        c = rng.randint(2, 5)
+        value = c * math.comb(n, k)
+        gold = f"{c}\\binom{{{n}}}{{{k}}} = {value}"
+        eq = [("value", str(value)), ("expression", f"{c}\\binom{{{n}}}{{{k}}}"), ("cdot", f"{c} \\cdot \\binom{{{n}}}{{{k}}}")]
+        near = [("value off by one", str(value + 1)), ("other binomial", f"{c}\\binom{{{n}}}{{{k + 1 if 2 * k + 1 != n else k - 1}}}"),
+                ("coefficient off by one", f"{c + 1}\\binom{{{n}}}{{{k}}}")]
+        return gold, eq, near
     base, e = rng.choice([2, 3, 5]), rng.randint(5, 30)
     c = rng.randint(2, 7)
     gold = f"{c}\\cdot {base}^{{{e}}}"
@@ -323,6 +333,15 @@ def finite_set(rng: random.Random) -> tuple[str, list, list]:
         elems = [f"\\sqrt{{{r}}}", f"-\\sqrt{{{r}}}"] + [str(x) for x in rng.sample(range(-9, 10), size - 2)]
     else:
         elems = [str(x) for x in rng.sample(range(-12, 13), size)]
+    if rng.random() < 0.2:  # an ordering asked for: the values in increasing order
+        r = _sqfree(rng)
+        values = sorted({float(x) for x in rng.sample(range(-9, 10), 2)} | {math.sqrt(r)})
+        texts = [f"\\sqrt{{{r}}}" if abs(v - math.sqrt(r)) < 1e-12 else str(int(v)) for v in values]
+        gold = ", ".join(texts)
+        eq = [("chain", " < ".join(texts)), ("chain no spaces", "<".join(texts)), ("descending chain", " > ".join(reversed(texts)))]
+        near = [("chain out of order", " < ".join([texts[1], texts[0]] + texts[2:])), ("value dropped", " < ".join(texts[:-1])),
+                ("value changed", " < ".join(texts[:-1] + [str(int(values[-1]) + 1) if "sqrt" not in texts[-1] else texts[-1] + "+1"]))]
+        return gold, eq, near
     gold = "\\{" + ", ".join(elems) + "\\}"
     shuffled = elems[:]
     while shuffled == elems:
@@ -348,6 +367,12 @@ def tuple_answer(rng: random.Random) -> tuple[str, list, list]:
         eq = [("parameter renamed", f"({q}, {q}+{d})"), ("reordered sum", f"({p}, {d}+{p})"), ("left right", f"\\left({p}, {p}+{d}\\right)")]
         near = [("offset off by one", f"({p}, {p}+{d + 1})"), ("entries swapped", f"({p}+{d}, {p})"),
                 ("two parameters", f"({p}, {q}+{d})")]
+        return gold, eq, near
+    if rng.random() < 0.2:  # the gold offers both orders: either one is right
+        a, b = rng.sample(range(1, 20), 2)
+        gold = f"({a}, {b}) \\text{{ or }} ({b}, {a})"
+        eq = [("first order", f"({a}, {b})"), ("second order", f"({b}, {a})"), ("left right", f"\\left({b},{a}\\right)")]
+        near = [("one value twice", f"({a}, {a})"), ("entry off by one", f"({a + 1}, {b})"), ("sign", f"({-a}, {b})")]
         return gold, eq, near
     vals = [rng.randint(-9, 9) for _ in range(rng.randint(2, 3))]
     if len(set(vals)) < len(vals):
