@@ -181,7 +181,7 @@ def stated_alternative(text: str) -> str | None:
     a hedge (one gold value) or a solution set (a gold with several values) is the caller's call.
 
     >>> stated_alternative("so \\\\boxed{3} or maybe 4."), stated_alternative("\\\\boxed{3}. Done.")
-    ('or maybe 4.', None)
+    ('or maybe 4', None)
     >>> stated_alternative("The answer is $3$ (or maybe $4$).")
     '(or maybe'
     """

@@ -2,6 +2,12 @@
 verdicts fixed by configuration and by checks on its parsed output (math-verify itself is not
 modified; see RESEARCH.md, "Rule verifiers").
 
+The reading runs in stages (docs/verifiers.md, "The stages and the policy"): extraction
+(`verifiers._spans`), one writing for what is written many ways (`verifiers._forms.normalise_writing`,
+on the gold and the prediction), a structured answer (`verifiers._forms.read` and math-verify's
+parser), and a comparison by structure (`verifiers._math_compare`), with free symbols matched up to
+renaming where the gold does not fix them; the verdict's `extra["reason"]` names the rule.
+
 What changes compared with calling `math_verify.parse` + `math_verify.verify` directly:
 - numbers are compared with `verifiers._numbers.numbers_match` (exact when both sides are exact,
   relative tolerance otherwise) instead of rounding both to 6 decimals, so 1e-7 != 2e-7 and
@@ -363,6 +369,8 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
     Options (`verifiers.fastpath.MATH_OPTIONS`): `rel_tol` (default 1e-6) and `precision`
     (decimal places a decimal answer may be rounded to, default 6 as math-verify's float_rounding;
     see `verifiers._numbers` for the rule), `strict` (default True: variable names must match),
+    `sig_digits` (default 3: the rounding policy, a correctly rounded decimal with this many
+    significant digits stands for an exact value; 0 turns it off),
     `relation_as_set` (default False: a relation answer such as -2 <= x <= 7 does not match a set
     gold [-2, 7]; a set answer always matches a relation gold), `latex_only` (default False: read
     the answer only where it is written in LaTeX). See the module docstring for what is fixed
