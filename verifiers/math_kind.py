@@ -410,7 +410,8 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     if not gold_exprs:
         return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
-    if alternative is not None and (_spans.HEDGE_WORDS_RE.search(alternative) or not _several_values(gold_exprs[0], gold_form)):
+    if alternative is not None and (_spans.HEDGE_WORDS_RE.search(alternative)
+                                    or not (_several_values(gold_exprs[0], gold_form) or is_condition(gold_exprs[0]))):
         # '\\boxed{3} or maybe 4', '$3$ (or $4$)': a hedge never matches one answer; a solution set
         # stated as '$x = 1$ or $x = 3$' is read below against a gold with several values
         return Verdict.INCORRECT, None, gold_text, f"hedge: a second answer stated ({alternative[:40]!r})"

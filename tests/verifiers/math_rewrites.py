@@ -105,9 +105,13 @@ def _decimal_pairs(rng: random.Random, exact_latex: str, value: float) -> tuple[
     places = _places_for(value, rng)
     good = rounded(value, places)
     eq = [("rounded", good)]
-    near = [("rounding one digit off", _off_last_digit(good, rng))]
+    near = []
+    off = _off_last_digit(good, rng)
+    if abs(float(off) - value) > 2e-6 * abs(value):  # beyond rel_tol (1e-6), which accepts any closer decimal
+        near.append(("rounding one digit off", off))
     truncated = str(Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), rounding="ROUND_DOWN" if value > 0 else "ROUND_UP"))
-    if truncated != good:
+    tie = abs(abs(Decimal(repr(value)) - Decimal(truncated)) - Decimal(1).scaleb(-places) / 2) < Decimal(1).scaleb(-places - 6)
+    if truncated != good and not tie and abs(float(truncated) - value) > 2e-6 * abs(value):
         near.append(("truncated not rounded", truncated))
     whole = str(round(value))
     if abs(value) >= 10 and Fraction(whole) != Fraction(value).limit_denominator(10**6):
