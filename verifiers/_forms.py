@@ -262,12 +262,30 @@ def _sign_choices(part: str) -> list[str]:
     return out
 
 
+_CHAIN_SPLIT_RE = re.compile(r"\s*(?:<|\\lt(?![A-Za-z]))\s*")
+_CHAIN_DOWN_RE = re.compile(r"\s*(?:>|\\gt(?![A-Za-z]))\s*")
+
+
+def ordered_chain(text: str) -> list[str] | None:
+    """'\\sqrt{2} < 2 < 3' -> ['\\sqrt{2}', '2', '3']: three or more numbers (no variable) joined
+    by one strict direction of inequality state an ordering; None for anything else."""
+    for pattern in (_CHAIN_SPLIT_RE, _CHAIN_DOWN_RE):
+        parts = pattern.split(text.strip())
+        if len(parts) >= 3 and all(p and not re.search(r"[<>=]", p) for p in parts):
+            if not any(re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", p)) for p in parts):
+                return parts
+    return None
+
+
 def read(latex: str) -> Reading:
     """The shape of an answer written in LaTeX or plain math (see the module docstring)."""
     text = _CASES_RE.sub(lambda m: ", ".join(r.replace("&", " ").strip() for r in re.split(r"\\\\", m.group(1)) if r.strip()),
                          unicode_to_latex(latex.strip()))
     if len(text) > MAX_FORM_CHARS or ";" in text and "," in text:
-        return Reading(text, (text,), "", ())  # "p=5,q=2;p=7,q=2": groups of a solution set, read by the parser
+        return Reading(text, (text,), "", ())
+    chain = ordered_chain(text)
+    if chain is not None:  # '\\sqrt{2} < 2 < 3': the values in the order asked for
+        return Reading(", ".join(chain), tuple(chain), ",", (), True)  # "p=5,q=2;p=7,q=2": groups of a solution set, read by the parser
     split = split_top(text)
     joiners = {j for _, j in split[:-1]}
     joiner = "" if len(split) == 1 else "and" if joiners == {"and"} else "or" if joiners & {"or", ";"} else ","
@@ -345,25 +363,104 @@ def trailing_alternatives(text: str) -> str | None:
 # ---------------------------------------------------------------- descriptions
 
 _STOP = frozenset("""all every each any the a an is are be being of for that which such there it its when whenever where with
-as many number numbers integer integers value values""".split())  # words that carry no meaning of their own here
+as many number numbers integer integers value values condition wins win winner""".split())  # words that carry no meaning of their own here
 _SYNONYMS = {"infinitely": "infinite", "infinity": "infinite", "solutions": "solution", "evens": "even", "odds": "odd"}
 
 
-def description_key(text: str) -> frozenset[str] | None:
+# words after which the order of a description matters ('sufficient but not necessary' is not
+# 'necessary but not sufficient'); such a description is compared as a sequence, not as a set
+_ORDER_WORDS = frozenset("not no neither nor but than without only except never non unless".split())
+
+
+def description_key(text: str) -> frozenset[str] | tuple[str, ...] | None:
     """The content words of an answer in words, for comparing two descriptions: 'All even n' and
     '$n$ is even' give {'even', 'n'}. None when the text has no word of three or more letters (not
-    a description) or names two or more variables (then word order matters: 'a divides b')."""
+    a description) or names two or more variables (then word order matters: 'a divides b'). A
+    description with a negation or a contrast ('but', 'than') is the sequence of its words."""
     plain = _TEXT_CMD_RE.sub(r" \1 ", text.replace("$", " "))
     plain = re.sub(r"\\[A-Za-z]+", " ", plain).lower()
     words = re.findall(r"[a-z]+|\d+", plain)
     if not any(len(w) >= 3 and w not in _STOP and w not in FUNCTION_WORDS for w in words):
         return None
-    key = frozenset(_SYNONYMS.get(w, w) for w in words if w not in _STOP)
+    kept = tuple(_SYNONYMS.get(w, w) for w in words if w not in _STOP)
+    key = frozenset(kept)
     if sum(len(w) == 1 for w in key) >= 2:
         return None
+    if key & _ORDER_WORDS:
+        return kept  # 'necessary but not sufficient': the order of the words is the meaning
     return key or None
 
 
 def angle_marks(text: str) -> tuple[bool, bool]:
     """(written in degrees, holds \\pi) for an answer's text."""
     return bool(_DEGREE_MARK_RE.search(text)), "\\pi" in text or "π" in text
+
+
+# ---------------------------------------------------------------- normalisation of the writing
+
+_STYLE_FRAC_RE = re.compile(r"\\[dt]frac(?![A-Za-z])")
+_LOG_RE = re.compile(r"\\log(?![A-Za-z_])|\\operatorname\s*\{\s*ln\s*\}")  # \log without a base is the natural log
+_ORDINAL_RE = re.compile(r"(\d)\s*(?:\^\s*\{\s*\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}\s*\}|(?:st|nd|rd|th)\b)")
+_BOLD_RE = re.compile(r"\\(?:textbf|mathbf|textit|emph)\s*\{")
+_INTEGER_SET = r"\\mathbb\s*\{?\s*Z\s*\}?"
+# ', k \in \mathbb{Z}', '(k \in \mathbb{Z})', '\text{ for } k \in \mathbb{Z}', '\text{ where } k \text{ is an integer}'
+_PARAMETER_DOMAIN_RE = re.compile(
+    r"\s*(?:,|;|\\[,;:! ]|\\q?quad|\s)*\s*(?:\\text\s*\{\s*(?:for|where|with)\s*(?:all|any|some|every)?\s*(?:integers?)?\s*\}\s*)?"
+    r"\(?\s*[A-Za-z]\s*(?:\\in\s*" + _INTEGER_SET + r"|\\text\s*\{\s*(?:is\s+)?(?:an?\s+)?(?:any\s+)?integer\s*\})\s*\)?\s*(?=$|\$|\\\]|\\\)|\})")
+# '\text{all real } m \text{ with } m \ge 7' -> 'm \ge 7': a condition stated in words around it
+_CONDITION_IN_WORDS_RE = re.compile(
+    r"\\text\s*\{\s*(?:all|every|any)\b[^{}]*\}\s*([A-Za-z])\s*\\text\s*\{\s*(?:with|such\s+that|where|satisfying|for\s+which)\s*\}\s*(?=\1)")
+
+
+_FLIP = {"<": ">", ">": "<", "\\le": "\\ge", "\\ge": "\\le", "\\leq": "\\geq", "\\geq": "\\leq"}
+# '5 > m' -> 'm < 5' (a bound written first; not a chain 'a < x < b', which reads as it is)
+_BOUND_FIRST_RE = re.compile(r"(?<![\w}<>=.\\])(?<![<>]\s)(-?\d+(?:\.\d+)?)\s*(<|>|\\[lg]eq?(?![A-Za-z]))\s*([A-Za-z])(?![\w({^_])(?!\s*(?:<|>|\\[lg]eq?(?![A-Za-z])))")
+
+
+# 'a c' -> 'ac': single-letter factors written with spaces between them (the parser reads '2 a c' as 2)
+_SPACED_FACTORS_RE = re.compile(r"(?<![\\A-Za-z])([A-Za-z])[ \t]+(?=[A-Za-z](?![A-Za-z{(]))")
+
+
+# '3\\binom{10}{5}' is 3 times the binomial (the parser reads a mixed number there: 3 + 252)
+_NUMBER_BINOM_RE = re.compile(r"(\d)\s*\\[dt]?binom(?![A-Za-z])")
+
+
+def normalise_writing(text: str) -> str:
+    """One writing for what is written many ways, before anything is read: \\dfrac / \\tfrac ->
+    \\frac, \\log without a base -> \\ln (the natural log), '2 a c' -> '2 ac', a bound written first ('5 > m') -> 'm < 5', ordinals '7^{\\text{th}}' / '7th' -> 7,
+    bold / italic wrappers -> \\text, the domain of a family's parameter (', k \\in \\mathbb{Z}')
+    dropped, a condition stated in words around it reduced to the condition.
+
+    >>> normalise_writing("\\\\dfrac{1}{2} + \\\\log 3, the 7^{\\\\text{th}}")
+    '\\\\frac{1}{2} + \\\\ln 3, the 7'
+    >>> normalise_writing("x = 2k\\\\pi, \\\\ k \\\\in \\\\mathbb{Z}")
+    'x = 2k\\\\pi'
+    """
+    text = _STYLE_FRAC_RE.sub(r"\\frac", text)
+    text = _LOG_RE.sub(r"\\ln", text)
+    text = _ORDINAL_RE.sub(r"\1", text)
+    text = _BOLD_RE.sub(r"\\text{", text)
+    text = _PARAMETER_DOMAIN_RE.sub("", text)
+    text = _SPACED_FACTORS_RE.sub(r"\1", text)
+    text = _NUMBER_BINOM_RE.sub(r"\1 \\cdot \\binom", text)
+    text = _BOUND_FIRST_RE.sub(lambda m: f"{m.group(3)} {_FLIP[m.group(2)]} {m.group(1)}", text)
+    return _CONDITION_IN_WORDS_RE.sub("", text)
+
+
+_UNIT_NAMES = {
+    "m": "meter metre meters metres", "cm": "centimeter centimetre centimeters centimetres", "mm": "millimeter millimetre",
+    "km": "kilometer kilometre kilometers kilometres", "g": "gram grams gm", "kg": "kilogram kilograms kilo kilos",
+    "s": "sec secs second seconds", "min": "mins minute minutes", "h": "hr hrs hour hours", "l": "liter litre liters litres",
+    "ml": "milliliter millilitre", "ft": "foot feet", "in": "inch inches inche", "day": "days", "yr": "yrs year years",
+    "dollar": "dollars usd", "cent": "cents", "degree": "degrees deg \\circ",
+}
+_UNIT_ALIASES = {alias: short for short, names in _UNIT_NAMES.items() for alias in names.split()}
+
+
+def canonical_unit(unit: str | None) -> str | None:
+    """One name per unit: 'meters' / 'm' -> 'm', 'hours' / 'hr' -> 'h'; other words as written
+    (singular), so 'apple' and 'pear' stay different."""
+    if not unit:
+        return None
+    u = unit.strip().lower()
+    return _UNIT_ALIASES.get(u, u[:-1] if len(u) > 3 and u.endswith("s") and not u.endswith("ss") else u)

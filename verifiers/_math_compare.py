@@ -26,6 +26,7 @@ written text in `verifiers.math_kind`, never here (zoo == zoo made 1:00 equal 12
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -37,7 +38,7 @@ from math_verify.grader import is_assignment_relation, is_relation, take_last_re
 from sympy import Basic, Float, MatrixBase, Rational, UnevaluatedExpr
 from sympy.core.function import AppliedUndef
 
-from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, numbers_match
+from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, DEFAULT_SIG_DIGITS, Num, numbers_match
 
 EXACT_DIGITS = 60  # exact symbolic numbers are compared at this many significant digits
 APPROX_DIGITS = 40  # an exact value compared with a decimal is evaluated to this many digits
@@ -51,6 +52,7 @@ class Settings:
     precision: int = DEFAULT_PRECISION
     strict: bool = True
     relation_as_set: bool = False
+    sig_digits: int = DEFAULT_SIG_DIGITS
 
 
 def anchor_equal(gold: Any, pred: Any, s: Settings) -> bool:
@@ -99,7 +101,7 @@ def _exact_numbers_equal(a: Basic, b: Basic, s: Settings) -> bool:
         return anchor_equal(a, b, s)
 
 
-def _as_num(value: Basic) -> Num:
+def as_num(value: Basic) -> Num:
     """A sympy number as a `Num`: a bare decimal keeps the digits it was written with (0.33 ->
     2 places), anything else is its value to 40 digits (exact unless a float is inside)."""
     if isinstance(value, Float):
@@ -112,7 +114,7 @@ def _as_num(value: Basic) -> Num:
 
 def _float_numbers_equal(a: Basic, b: Basic, s: Settings) -> bool:
     try:
-        return numbers_match(_as_num(a), _as_num(b), s.rel_tol, s.precision)
+        return numbers_match(as_num(a), as_num(b), s.rel_tol, s.precision, s.sig_digits)
     except (ValueError, TypeError, ArithmeticError):  # not a finite real number (complex, oo): math-verify decides
         return anchor_equal(a, b, s)
 
@@ -152,6 +154,8 @@ def expr_equal(gold: Any, pred: Any, s: Settings) -> bool:
     decided = _container_equal(gold, pred, s)
     if decided is None:
         decided = _relation_set_equal(gold, pred, s)
+    if decided is None:
+        decided = conditions_equal(gold, pred)
     if decided is None and _assignments_to_same_name(gold, pred, s):
         decided = expr_equal(gold.rhs, pred.rhs, s)  # n = 1, 2, 3; D = (0, 1): compare the values
     if decided is not None:
@@ -471,3 +475,66 @@ def with_imaginary_unit(expr: Any) -> Any:
     if not isinstance(expr, Basic):
         return expr
     return expr.subs({s: sympy.I for s in expr.free_symbols if s.name == "i"})
+
+
+# ---------------------------------------------------------------- free symbols renamed
+
+MAX_RENAMED = 3  # at most this many free symbols are matched up (3! orders)
+PARAMETER_NAMES = frozenset("k n m l j t".split())  # the usual names of an integer parameter of a family
+
+
+def free_parameters(gold: Any) -> set | None:
+    """The gold's symbols that the question does not fix, so an answer may name them otherwise:
+    - the constants of a function definition (a, b in f(x) = ax + b; x is fixed);
+    - the integer parameter of a family of angles (k in x = 2k\\pi; x is fixed);
+    - the one symbol of a tuple or set of expressions ((n, n + 2)).
+    None for any other answer: the symbols of an expression, an equation or a relation are the
+    question's own (x^2 + 1 is not y^2 + 1)."""
+    if not isinstance(gold, Basic):
+        return None
+    definition = _definition(gold)
+    if definition is not None:
+        return set(definition[2].free_symbols) - set(definition[1]) or None
+    value = gold.rhs if is_assignment_relation(gold) else gold
+    if isinstance(value, Basic) and value.has(sympy.pi):
+        params = {x for x in value.free_symbols if str(x) in PARAMETER_NAMES}
+        return params or None
+    if isinstance(gold, (sympy.Tuple, sympy.FiniteSet, sympy.Interval)) and len(gold.free_symbols) == 1:
+        return set(gold.free_symbols)
+    return None
+
+
+def equal_up_to_renaming(gold: Any, pred: Any, s: Settings) -> str | None:
+    """'k -> n' when the prediction equals the gold once its own free symbols are renamed, one to
+    one, to the gold's free parameters (`free_parameters`); None otherwise. The symbols the gold
+    fixes keep their names; a prediction with more or fewer free symbols is never renamed."""
+    params = free_parameters(gold)
+    if not params or not isinstance(pred, Basic) or len(params) > MAX_RENAMED:
+        return None
+    fixed = set(gold.free_symbols) - params
+    definition = _definition(pred)
+    if definition is not None:
+        fixed |= set(definition[1])  # f(t) = ...: t is the function's own variable
+    theirs = sorted(set(pred.free_symbols) - fixed, key=str)
+    if len(theirs) != len(params):
+        return None
+    dummies = [sympy.Dummy() for _ in theirs]
+    for order in itertools.permutations(sorted(params, key=str)):
+        renamed = pred.xreplace(dict(zip(theirs, dummies))).xreplace(dict(zip(dummies, order)))
+        if expr_equal(gold, renamed, s):
+            return ", ".join(f"{a} -> {b}" for a, b in zip(theirs, order) if a != b)
+    return None
+
+
+def conditions_equal(gold: Any, pred: Any) -> bool | None:
+    """Two conditions on the same one variable ('m < 5' and '5 > m'): the same set of solutions;
+    None when they are not two such conditions."""
+    if not (is_condition(gold) and is_condition(pred)):
+        return None
+    symbols = gold.free_symbols
+    if len(symbols) != 1 or pred.free_symbols != symbols:
+        return None
+    try:
+        return gold.as_set() == pred.as_set()
+    except Exception:  # sympy cannot solve it (NotImplementedError and others): math-verify decides
+        return None

@@ -12,6 +12,10 @@ The rule (why: math-verify rounds both sides to 6 decimals, so 1e-7 == 2e-7 and 
   to it (|x - d| <= 0.5 * 10**-k) provided `d` is precise enough: 0.5 * 10**-k <= 5 * rel_tol * |d|
   (with the default rel_tol = 1e-6 this means "at least 6 significant digits": 0.142857 matches
   1/7, 0.33 does not match 1/3, 0.0000002 does not match 0.0000001);
+- or, against an exact value (the rounding policy): `d` is that value correctly rounded to the
+  decimals written and has at least `sig_digits` significant digits (default 3): 14.29 and 14.3
+  match 100/7, 14 never does (no decimal written), 0.33 does not match 1/3 (two digits) while 0.333
+  does; a percent is its fraction (41.4% for sqrt(2) - 1). `sig_digits=0` turns this off;
 - or, against an exact value, provided `d` states at least `precision` decimal places (math-verify's
   `float_rounding`, same default 6) and is not zero: with precision=2, 0.33 matches 1/3 and 2.6667
   matches 8/3 (a correct rounding at the digits written), 0.34 and 2.6651 do not. Unlike math-verify,
@@ -40,6 +44,7 @@ from fractions import Fraction
 from verifiers._spans import english_answer_prefix
 
 DEFAULT_REL_TOL = 1e-6
+DEFAULT_SIG_DIGITS = 3  # rounding policy: a decimal with this many significant digits, correctly rounded, stands for an exact value
 DEFAULT_PRECISION = 6  # decimal places a written decimal may be rounded to (math-verify's float_rounding default)
 MAX_LITERAL_CHARS = 400  # longer "numbers" are not decided here (the slow path or a clear verdict)
 
@@ -153,12 +158,21 @@ def canonical_number(num: Num) -> str:
     return str(v.numerator) if v.denominator == 1 else f"{v.numerator}/{v.denominator}"
 
 
-def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL, precision: int = DEFAULT_PRECISION) -> bool:
+def significant_digits(num: Num) -> int:
+    """Significant digits of a written decimal: 14.29 -> 4, 0.0414 -> 3, 2.50 -> 3."""
+    mantissa = abs(num.value) * 10 ** (num.decimals or 0)
+    return len(str(int(mantissa))) if mantissa >= 1 else 0
+
+
+def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL, precision: int = DEFAULT_PRECISION,
+                  sig_digits: int = DEFAULT_SIG_DIGITS) -> bool:
     """The numeric equality rule of the module docstring (symmetric in its two arguments).
 
     >>> third, coarse = parse_number("1/3"), parse_number("0.33")
     >>> numbers_match(third, coarse), numbers_match(third, coarse, precision=2)
     (False, True)
+    >>> numbers_match(parse_number("100/7"), parse_number("14.29")), numbers_match(parse_number("100/7"), parse_number("14"))
+    (True, False)
     """
     a, b = gold.value, pred.value
     if a == b:
@@ -179,4 +193,6 @@ def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL, precis
             return True  # precise enough to stand for any value that rounds to it
         if other.exact and side.decimals >= precision and side.value != 0:
             return True  # the decimal places asked for, rounded correctly
+        if other.exact and sig_digits and side.decimals and significant_digits(side) >= sig_digits:
+            return True  # the rounding policy: enough significant digits, rounded correctly
     return False

@@ -20,7 +20,7 @@ import unicodedata
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BRACE_RE = re.compile(r"[{}]")
 _ANSWER_RE = re.compile(r"(?i)\banswer\b(?:\s+is)?\s*[:=]?\s*(?:\*\*)?\s*:?\s*([^\n]*)")
-_WRAPPERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"), ("`", "`"), ('"', '"'), ("*", "*"))
+_WRAPPERS = (("**", "**"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("`", "`"), ('"', '"'), ("*", "*"))
 
 
 # "Answer" in other languages, each followed by ':' or the full-width '：' (simple-evals' multilingual
@@ -147,3 +147,55 @@ def choice_gold_letter(gold: str) -> str | None:
     """
     m = _CHOICE_GOLD_RE.match(strip_wrappers(gold)) if len(gold) < 100 else None
     return m.group(1) if m else None
+
+
+# ---------------------------------------------------------------- a second answer stated with the first
+
+MAX_TAIL_AFTER_ANSWER = 40  # characters of prose after the last formula for it to be the stated answer
+_MATH_SEGMENT_RE = re.compile(r"\$\$?([^$]+)\$\$?|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
+# after the final box: an alternative offered ("or maybe 4", "(or 5)", ", perhaps x = 2")
+_AFTER_BOX_RE = re.compile(r"^[\s$.,;:\\)\]]*\(?\s*(?:or|maybe|perhaps|possibly|alternatively|otherwise)\b(?=.*[\w$\\])",
+                           re.I | re.S)
+# between two formulas of the final line: "$3$ (or maybe $4$)", "either $x$ or $y$"
+_BETWEEN_RE = re.compile(r"^[\s,;]*\(?\s*(?:or|maybe|perhaps|possibly)\b", re.I)
+HEDGE_WORDS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|not sure|alternatively|otherwise|either)\b", re.I)
+
+
+def _after_last_box(text: str) -> str | None:
+    """The text after the closing brace of the last complete \\boxed{...}, or None without one."""
+    starts = [m.end() for m in _BOXED_RE.finditer(text)]
+    if not starts:
+        return None
+    depth, i = 1, starts[-1]
+    while i < len(text) and depth:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[i:] if depth == 0 else None
+
+
+def stated_alternative(text: str) -> str | None:
+    """The words that offer a second answer next to the stated one, or None.
+
+    A second answer after the final box ('\\\\boxed{3} or maybe 4'), or two formulas of the final
+    line joined by 'or' / 'maybe' ('$3$ (or maybe $4$)', 'either $x=1$ or $x=2$'). Whether that is
+    a hedge (one gold value) or a solution set (a gold with several values) is the caller's call.
+
+    >>> stated_alternative("so \\\\boxed{3} or maybe 4."), stated_alternative("\\\\boxed{3}. Done.")
+    ('or maybe 4', None)
+    >>> stated_alternative("The answer is $3$ (or maybe $4$).")
+    '(or maybe'
+    """
+    tail = _after_last_box(text)
+    if tail is not None:
+        m = _AFTER_BOX_RE.match(tail[:300])
+        return tail[:300].strip(" $.\\])") if m else None
+    line = last_line(text[-2000:]) or ""
+    segments = list(_MATH_SEGMENT_RE.finditer(line))
+    if len(segments) >= 2 and len(line) - segments[-1].end() <= MAX_TAIL_AFTER_ANSWER:
+        left, right = segments[-2], segments[-1]  # the last two formulas, ending the text: the stated answer(s)
+        between = line[left.end(): right.start()]
+        if re.search(r"\beither\b", line[max(0, left.start() - 60): left.start()], re.I) and re.search(r"\bor\b", between, re.I):
+            return f"either ... {between.strip()}"  # 'either A or B' offers a choice: a hedge, whatever the gold
+        if _BETWEEN_RE.match(between):
+            return between.strip()
+    return None

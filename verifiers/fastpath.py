@@ -42,13 +42,14 @@ from typing import Any, Callable
 
 from verifiers import _forms, _spans
 from verifiers._common import MAX_GOLD_CHARS, check_options, clean, result
-from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
+from verifiers._numbers import DEFAULT_PRECISION, DEFAULT_SIG_DIGITS, DEFAULT_REL_TOL, Num, prepare_prediction, numbers_match, parse_number
 from verifiers.simple_kinds import verify_choice, verify_numeric, verify_string
 from verifiers.types import Verdict, VerifyResult
 
 MATH_OPTIONS: dict[str, Any] = {
     "rel_tol": DEFAULT_REL_TOL,  # relative tolerance when a decimal/float is involved (see verifiers._numbers)
     "precision": DEFAULT_PRECISION,  # decimal places a decimal answer may be rounded to (math-verify's float_rounding)
+    "sig_digits": DEFAULT_SIG_DIGITS,  # rounding policy: significant digits a correctly rounded decimal needs (0: off)
     "strict": True,  # math-verify's `strict`: variable names matter (x+1 != y+1)
     "relation_as_set": False,  # a relation answer (-2 <= x <= 7) may match a set gold ([-2, 7]); allow_set_relation_comp
     "latex_only": False,  # read the prediction's answer only from LaTeX (boxed, $...$, \\(...\\), \\[...\\])
@@ -132,16 +133,35 @@ def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
     return inner, (_latex_num(inner) if literal.startswith("$") else parse_number(inner))
 
 
-def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> VerifyResult | None:
+_LONE_LETTER_RE = re.compile(r"^\(?([A-Z])\)?\.?$")
+
+
+def math_choice(prediction: str, letter: str) -> tuple[Verdict, str | None, str]:
+    """A multiple-choice gold in the `math` kind: the final answer written as a lone letter in
+    any wrapper ('\\[ D \\]', '$(A)$', '\\text{(E)}', '\\textbf{B}') is that letter; anything else
+    is read by the `choice` kind. (verdict, extracted letter, detail)."""
+    span = _spans.final_answer_span(prediction)
+    several_boxes = len(set(_spans.boxed_contents(prediction))) > 1  # '\\boxed{A} or \\boxed{B}': the choice kind calls it a hedge
+    m = _LONE_LETTER_RE.match(_spans.strip_wrappers(span)) if span and not several_boxes else None
+    if m is not None:
+        ok = m.group(1) == letter
+        return (Verdict.CORRECT if ok else Verdict.INCORRECT), m.group(1), f"choice: the answer is the letter {m.group(1)}"
+    res = verify_choice(prediction, letter)
+    return res.verdict, res.extracted, f"choice: {res.detail}"
+
+
+def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_digits: int = DEFAULT_SIG_DIGITS) -> VerifyResult | None:
     start = time.perf_counter()
     if len(gold) > MAX_GOLD_CHARS:
         return None
     gold = clean(gold, tail=None)
     prepared = prepare_prediction(clean(prediction))
+    if _spans.stated_alternative(prepared) is not None:
+        return None  # a second answer stated next to the first: the slow path decides (hedge or solution set)
     letter = _spans.choice_gold_letter(gold)
-    if letter is not None:  # the slow path hands these to the choice kind too
-        res = verify_choice(prepared, letter)
-        return result(res.verdict, "math", start, res.extracted, res.gold_parsed, f"choice: {res.detail}")
+    if letter is not None:  # the slow path reads these the same way
+        verdict, extracted, detail = math_choice(prepared, letter)
+        return result(verdict, "math", start, extracted, letter, detail)
     gold_num = _gold_number(gold)
     if gold_num is not None and _NOTHING_TO_READ_RE.match(prepared) and _forms.bare_latex(prepared) is None:
         # no digit and no LaTeX at all, and not a bare answer ("x", "all real numbers"): nothing
@@ -157,7 +177,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int) -> Ve
         return None
     text, pred_num = pred
     if gold_num is not None and pred_num is not None:
-        ok = numbers_match(gold_num, pred_num, rel_tol, precision)
+        ok = numbers_match(gold_num, pred_num, rel_tol, precision, sig_digits)
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(),
                       "numbers equal" if ok else "numbers differ")
     g = gold.strip()
@@ -302,6 +322,9 @@ def math_options(options: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"math option rel_tol must be a number in [0, 1), got {rel_tol!r}")
     if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= 100:
         raise ValueError(f"math option precision must be a whole number of decimal places in [0, 100] (default 6), got {precision!r}")
+    sig = opts["sig_digits"]
+    if isinstance(sig, bool) or not isinstance(sig, int) or not 0 <= sig <= 100:
+        raise ValueError(f"math option sig_digits must be a whole number in [0, 100] (default 3; 0 turns the rounding policy off), got {sig!r}")
     for name in ("strict", "relation_as_set", "latex_only"):
         if not isinstance(opts[name], bool):
             raise ValueError(f"math option {name} must be True or False, got {opts[name]!r}")
@@ -313,7 +336,7 @@ def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult 
     if opts["latex_only"]:
         return None  # the plain-text readings below are exactly what this option turns off
     # `strict` and `relation_as_set` only matter for symbolic answers, which the fast path never decides
-    return _fast_math(prediction, gold, opts["rel_tol"], opts["precision"])
+    return _fast_math(prediction, gold, opts["rel_tol"], opts["precision"], opts["sig_digits"])
 
 
 FAST_KINDS: dict[str, Callable[..., VerifyResult | None]] = {

@@ -2,6 +2,12 @@
 verdicts fixed by configuration and by checks on its parsed output (math-verify itself is not
 modified; see RESEARCH.md, "Rule verifiers").
 
+The reading runs in stages (docs/verifiers.md, "The stages and the policy"): extraction
+(`verifiers._spans`), one writing for what is written many ways (`verifiers._forms.normalise_writing`,
+on the gold and the prediction), a structured answer (`verifiers._forms.read` and math-verify's
+parser), and a comparison by structure (`verifiers._math_compare`), with free symbols matched up to
+renaming where the gold does not fix them; the verdict's `extra["reason"]` names the rule.
+
 What changes compared with calling `math_verify.parse` + `math_verify.verify` directly:
 - numbers are compared with `verifiers._numbers.numbers_match` (exact when both sides are exact,
   relative tolerance otherwise) instead of rounding both to 6 decimals, so 1e-7 != 2e-7 and
@@ -79,11 +85,10 @@ from sympy import Basic, Float, MatrixBase, Rational
 
 from verifiers import _forms, _spans
 from verifiers._common import MAX_GOLD_CHARS, clean, result
-from verifiers._math_compare import (Settings, degrees_to_radians, expr_equal, has_symbol_i, is_condition, radians_to_degrees,
-                                      undefined, with_imaginary_unit)
+from verifiers._math_compare import (Settings, as_num, degrees_to_radians, equal_up_to_renaming, expr_equal, has_symbol_i,
+                                      is_condition, numeric_value, radians_to_degrees, undefined, with_imaginary_unit)
 from verifiers._numbers import Num, canonical_number, prepare_prediction, numbers_match, parse_number
-from verifiers.fastpath import MATH_OPTIONS, math_options
-from verifiers.simple_kinds import verify_choice
+from verifiers.fastpath import MATH_OPTIONS, math_choice, math_options
 from verifiers.types import Verdict, VerifyResult
 
 logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns once that timeouts are off: on purpose
@@ -205,7 +210,8 @@ def _hedge_span(prediction: str) -> str:
 
 def _answer_span(prediction: str) -> str | None:
     """The answer when it is written alone: a bare prediction, the only \\boxed{} of a
-    prediction, or a prediction that is one formula ($...$, \\(...\\)); else None."""
+    prediction, a prediction that is one formula ($...$, \\(...\\)), or the "answer is" statement
+    of a plain-text prediction; else None."""
     s = prediction.strip()
     if _forms.is_bare(s):
         return s
@@ -215,6 +221,9 @@ def _answer_span(prediction: str) -> str | None:
     inner = _spans.unwrap(s)
     if inner != s and inner and not any(d in inner for d in ("$", "\\(", "\\[", "\\boxed")) and "\n" not in inner:
         return inner
+    stated = _spans.answer_statement(s)  # 'the answer is 3 2/7', 'the answer is $-1 < \\sqrt{15} < 5$.'
+    if stated and "$" not in stated and ("\\" in stated or re.search(r"\d", stated)) and _forms.is_bare(stated):
+        return stated
     return None
 
 
@@ -242,6 +251,8 @@ def _is_separated_unit(before: str, after: str) -> bool:
     glued = not removed[0].isspace() and not removed.startswith("\\") and not removed.startswith("~")
     if glued and inner.isalpha() and len(inner) <= 3 and inner.lower() not in _forms.SHORT_UNITS:
         return False  # '\\frac{1}{2}ab', '5t': variables glued to a value, not a unit ('5cm' is one)
+    if len(inner) == 1 and inner.isalpha() and re.search(r"[A-Za-z]\s*$", after):
+        return False  # '2 a c': a product of variables written with spaces, not the unit 'c'
     return bool(inner)
 
 
@@ -249,6 +260,7 @@ def _is_separated_unit(before: str, after: str) -> bool:
 def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     """The gold parsed, its plain-number reading, and its form when `verifiers._forms` rewrote it
     (units after each value, words for sets, "or", a set-builder, e-notation...)."""
+    gold = _worked_value(gold)
     num = parse_number(gold)
     if num is not None:
         value = Rational(num.value.numerator, num.value.denominator)
@@ -272,6 +284,21 @@ def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     return parsed, _num_from(parsed), None
 
 
+_WORKED_RE = re.compile(r"^([^=<>]+)=\s*([^=<>]+)$")
+
+
+def _worked_value(gold: str) -> str:
+    """'3\\binom{10}{5} = 756' -> '756': a gold that states a closed expression and its value is
+    the value (an answer may give either); any other gold as it is."""
+    m = _WORKED_RE.match(gold.replace("$", " ").strip())
+    if m is None or re.search(r"[A-Za-z]", re.sub(r"\\[A-Za-z]+", "", m.group(1))):
+        return gold  # 'x = 3': an assignment, not a worked value
+    lhs, rhs = _value(m.group(1)), _value(m.group(2))
+    if lhs is None or rhs is None or numeric_value(lhs) is None or numeric_value(rhs) is None:
+        return gold
+    return m.group(2).strip() if expr_equal(rhs, lhs, Settings()) else gold
+
+
 def _answer_form(text: str) -> _forms.Reading | None:
     """The form of a gold written as an answer (one line, not prose once read); None for a gold
     that is a whole solution text, which math-verify's extraction reads."""
@@ -289,6 +316,20 @@ def _dual_gold(gold: str) -> str:
     data sets write golds) -> '(-1,1]'; any other gold as it is."""
     m = _DUAL_GOLD_RE.match(gold)
     return m.group(2) if m else gold
+
+
+def _decimal_against_exact(gold_num: Num | None, gold_expr: Any, pred_num: Num | None, pred_parsed: list,
+                           s: Settings) -> bool | None:
+    """A written decimal on one side and an exact number that is not a plain literal (3\\sqrt{11},
+    \\pi/4) on the other, by `numbers_match` with the decimal's digits as written (the parser
+    drops trailing zeros: 9.9500 would read as 9.95); None when the pair is not one."""
+    for num, other in ((pred_num, gold_expr), (gold_num, pred_parsed[0] if pred_parsed else None)):
+        if num is None or num.decimals is None or not isinstance(other, Basic) or other.has(Float):
+            continue
+        value = numeric_value(other)
+        if value is not None and value.is_real and value.is_finite:
+            return numbers_match(as_num(value), num, s.rel_tol, s.precision, s.sig_digits)
+    return None
 
 
 def _num_from(parsed: list) -> Num | None:
@@ -328,6 +369,8 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
     Options (`verifiers.fastpath.MATH_OPTIONS`): `rel_tol` (default 1e-6) and `precision`
     (decimal places a decimal answer may be rounded to, default 6 as math-verify's float_rounding;
     see `verifiers._numbers` for the rule), `strict` (default True: variable names must match),
+    `sig_digits` (default 3: the rounding policy, a correctly rounded decimal with this many
+    significant digits stands for an exact value; 0 turns it off),
     `relation_as_set` (default False: a relation answer such as -2 <= x <= 7 does not match a set
     gold [-2, 7]; a set answer always matches a relation gold), `latex_only` (default False: read
     the answer only where it is written in LaTeX). See the module docstring for what is fixed
@@ -342,10 +385,11 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
     start = time.perf_counter()
     if len(gold) > MAX_GOLD_CHARS:
         return result(Verdict.BAD_GOLD, KIND, start, detail=f"gold is {len(gold)} characters (limit {MAX_GOLD_CHARS})")
-    settings = Settings(opts["rel_tol"], opts["precision"], opts["strict"], opts["relation_as_set"])
-    verdict, extracted, gold_text, detail = _decide(prepare_prediction(clean(prediction)), clean(gold, tail=None),
-                                                    settings, opts["latex_only"])
-    return result(verdict, KIND, start, extracted, gold_text, detail)
+    settings = Settings(opts["rel_tol"], opts["precision"], opts["strict"], opts["relation_as_set"], opts["sig_digits"])
+    # stage 1-2: the answer's text, with one writing for what is written many ways (_forms.normalise_writing)
+    verdict, extracted, gold_text, detail = _decide(_forms.normalise_writing(prepare_prediction(clean(prediction))),
+                                                    _forms.normalise_writing(clean(gold, tail=None)), settings, opts["latex_only"])
+    return result(verdict, KIND, start, extracted, gold_text, detail, reason=detail.split(":")[0])
 
 
 Decision = tuple  # (verdict, extracted, gold_parsed, detail)
@@ -353,16 +397,24 @@ Decision = tuple  # (verdict, extracted, gold_parsed, detail)
 
 @lru_cache(maxsize=2048)  # deterministic; RL groups often repeat a completion for the same prompt
 def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decision:
+    alternative = _spans.stated_alternative(prediction)
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:
-        res = verify_choice(prediction, letter)
-        return res.verdict, res.extracted, res.gold_parsed, f"choice: {res.detail}"
+        if alternative is not None:
+            return Verdict.INCORRECT, None, letter, f"hedge: a second answer stated ({alternative[:40]!r})"
+        verdict, extracted, detail = math_choice(prediction, letter)
+        return verdict, extracted, letter, detail
 
     gold_parsed, gold_num, gold_form = _parse_gold(gold)
     gold_exprs = [x for x in gold_parsed if isinstance(x, (Basic, MatrixBase))]
     if not gold_exprs:
         return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
+    if alternative is not None and (_spans.HEDGE_WORDS_RE.search(alternative)
+                                    or not (_several_values(gold_exprs[0], gold_form) or is_condition(gold_exprs[0]))):
+        # '\\boxed{3} or maybe 4', '$3$ (or $4$)': a hedge never matches one answer; a solution set
+        # stated as '$x = 1$ or $x = 3$' is read below against a gold with several values
+        return Verdict.INCORRECT, None, gold_text, f"hedge: a second answer stated ({alternative[:40]!r})"
     text_gold = _text_gold(gold)
     described = None if gold_form is not None else _description_gold(gold)
 
@@ -382,10 +434,19 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
             return Verdict.INCORRECT, span, gold_text, "text answer differs"
         return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
     extracted = str(pred_parsed[-1])
+    chain = _forms.ordered_chain(_answer_span(prediction) or "")
+    if chain is not None and not _chain_holds(chain, _answer_span(prediction)):
+        return Verdict.INCORRECT, extracted, gold_text, "the ordering stated is false"
+    units = _units_differ(gold_form, _answer_span(prediction) or _spans.final_answer_span(prediction), pred_form)
+    if units is not None:  # '5 cm' for '5 m', '12 apples' for '12 pears': the unit is part of the answer
+        return Verdict.INCORRECT, extracted, gold_text, units
     pred_num = _num_from(pred_parsed)
     if gold_num is not None and pred_num is not None:  # two plain literals: the fast path's rule
-        ok = numbers_match(gold_num, pred_num, s.rel_tol, s.precision)
+        ok = numbers_match(gold_num, pred_num, s.rel_tol, s.precision, s.sig_digits)
         return _verdict(ok), extracted, gold_text, "numbers equal" if ok else "numbers differ"
+    written = _decimal_against_exact(gold_num, gold_exprs[0], pred_num, pred_parsed, s)
+    if written is not None:  # '9.9500' for 3\sqrt{11}: the digits as written, not as the parser keeps them
+        return _verdict(written), extracted, gold_text, "numbers equal (rounding policy)" if written else "numbers differ"
     pred_exprs = [x for x in pred_parsed if isinstance(x, (Basic, MatrixBase))]
     if not pred_exprs:
         ok = bool(verify(gold_parsed, pred_parsed, timeout_seconds=None))  # string fallback compare
@@ -397,6 +458,9 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         if as_list and _is_list(as_list[0]):
             ok = expr_equal(as_list[0], pred_exprs[0], s)
             return _verdict(ok), extracted, gold_text, "equivalent (the gold read as a list)" if ok else "not equivalent"
+    for ordering in _orderings(gold_form):  # '(4,5) \\text{ or } (5,4)': the order was not asked for
+        if expr_equal(ordering, pred_exprs[0], s):
+            return Verdict.CORRECT, extracted, gold_text, "equivalent: one of the gold's orderings"
     pred_span = _answer_span(prediction)
     shaped = _by_shape(gold, gold_form, gold_exprs[0], pred_span, pred_form, pred_exprs[0], s)
     if shaped is not None:
@@ -411,6 +475,10 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         ok = _squash(gold_text) == _squash(extracted)
         return _verdict(ok), extracted, gold_text, f"undefined value (division by zero): {'same' if ok else 'different'} text"
     ok = expr_equal(gold_expr, pred_expr, s)
+    if not ok:
+        renamed = equal_up_to_renaming(gold_expr, pred_expr, s)
+        if renamed:
+            return Verdict.CORRECT, extracted, gold_text, f"equivalent: free symbols renamed ({renamed})"
     if not ok and has_symbol_i(gold_expr, pred_expr):  # 'i' as the imaginary unit: i^2 = -1
         ok = expr_equal(with_imaginary_unit(gold_expr), with_imaginary_unit(pred_expr), s)
     if not ok:
@@ -426,6 +494,37 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
 _NAME = r"(?:\\mathrm\s*\{\s*~?\s*[A-Za-z]\s*\}|[A-Za-z])(?:_\{?[\w\\ ]+\}?)?"
 _ASSIGNMENT_RE = re.compile(rf"^\s*({_NAME})\s*=\s*([^=]+?)\s*$")
 _WORDY_GOLD_RE = re.compile(r"[A-Za-z]{2,}")
+
+
+def _orderings(gold_form: _forms.Reading | None) -> list:
+    """The tuples of a gold that offers the same values in several orders ('(4,5) or (5,4)'): each
+    is a right answer. [] for any other gold ('x = 1 or x = 3' is a solution set: both are needed)."""
+    if gold_form is None or gold_form.joiner != "or" or len(gold_form.parts) < 2:
+        return []
+    values = [_value(p) for p in gold_form.parts]
+    entries = [_tuple_of(v)[1] if v is not None else None for v in values]
+    if any(e is None for e in entries) or len({tuple(sorted(map(str, e))) for e in entries}) != 1:
+        return []
+    return [sympy.Tuple(*e) for e in entries]
+
+
+def _chain_holds(chain: list[str], written: str) -> bool:
+    """Whether '\\sqrt{2} < 2 < 3' (or the same with '>') is true of the values written."""
+    values = [numeric_value(_value(p)) if _value(p) is not None else None for p in chain]
+    if any(v is None or not v.is_real for v in values):
+        return False
+    increasing = "<" in written or "\\lt" in written
+    pairs = zip(values, values[1:])
+    try:
+        return all(bool(a < b) if increasing else bool(a > b) for a, b in pairs)
+    except TypeError:  # not decidable: not an ordering that holds
+        return False
+
+
+def _several_values(gold_expr: Any, gold_form: _forms.Reading | None) -> bool:
+    """A gold that states several values (a set, a solution set, 'x < 1 or x > 2')."""
+    return (isinstance(gold_expr, (sympy.FiniteSet, sympy.Or, sympy.Union))
+            or (gold_form is not None and len(gold_form.parts) > 1))
 
 
 def _is_list(expr: Any) -> bool:
@@ -460,10 +559,34 @@ def _by_shape(gold: str, gold_form: _forms.Reading | None, gold_expr: Any, pred_
         return None
     if len(gold_shape.units) > 1 or len(pred_shape.units) > 1:
         return _quantities_equal(gold_shape, pred_shape, s)
+
     if isinstance(gold_expr, sympy.FiniteSet) and len(gold_shape.parts) > len(gold_expr) and gold_shape.joiner == ",":
         if len(pred_shape.parts) != len(gold_shape.parts):  # 36, 36, 108: a repeated value counts
             return False, f"{len(pred_shape.parts)} values for the gold's {len(gold_shape.parts)}"
     return _assignments_equal(gold_expr, pred_shape, s) or _assignments_equal(pred_expr, gold_shape, s, gold_is_tuple=False)
+
+
+_LETTER_UNIT_RE = re.compile(r"^\s*[-+]?[\d.,]+\s+([A-Za-z]{1,3})\s*\.?\s*$")
+
+
+def _units_differ(gold_form: _forms.Reading | None, pred_span: str | None, pred_form: _forms.Reading | None) -> str | None:
+    """'units differ: ...' when a one-quantity gold and the answer both name a unit and the units
+    are not the same (after `_forms.canonical_unit`); None otherwise (an answer without a unit is
+    compared by its value)."""
+    if gold_form is None or pred_span is None or len(gold_form.parts) != 1 or not gold_form.units:
+        return None
+    g_unit = _forms.canonical_unit(gold_form.units[0])
+    p_unit = _forms.canonical_unit(_single_unit(pred_span, pred_form or _forms.read(pred_span)))
+    return f"units differ: {p_unit!r} for {g_unit!r}" if g_unit and p_unit and g_unit != p_unit else None
+
+
+def _single_unit(span: str, shape: _forms.Reading) -> str | None:
+    """The unit of a one-quantity answer: the reader's, or a short word after a space ('312 g'),
+    which the parser strips as a unit too."""
+    if len(shape.parts) == 1 and shape.units:
+        return shape.units[0]
+    m = _LETTER_UNIT_RE.match(span)
+    return m.group(1).lower() if m else None
 
 
 def _value(latex: str) -> Any:

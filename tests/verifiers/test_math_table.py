@@ -84,7 +84,8 @@ CASES = [
     ("0.333333", r"\frac{1}{3}", OK),  # 6 significant digits of 1/3
     ("0.142857", r"\frac{1}{7}", OK),  # 6 significant digits of 1/7
     ("0.33", r"\frac{1}{3}", NO),  # too coarse to be 1/3
-    ("0.3333", r"\frac{1}{3}", NO),  # 4 digits: still too coarse
+    ("0.3333", r"\frac{1}{3}", OK),  # rounding policy: 4 significant digits, correctly rounded
+    ("0.33", r"\frac{1}{3}", NO),  # 2 significant digits: below the policy's floor of 3
     ("0.333334", r"\frac{1}{3}", NO),  # wrongly rounded
     ("The answer is 3/4.", "0.75", OK),  # fraction followed by a period stays exact
     ("The answer is 3/4.", "0.76", NO),  # fraction vs a different decimal
@@ -109,7 +110,9 @@ CASES = [
     (r"$\frac{\pi}{2}$", r"\frac{\pi}{2}", OK),  # pi over 2
     (r"$\frac{\pi}{3}$", r"\frac{\pi}{2}", NO),  # different angle
     ("3.14159", r"\pi", OK),  # pi to 6 significant digits
-    ("3.14", r"\pi", NO),  # pi to 3 digits is not pi
+    ("3.14", r"\pi", OK),  # rounding policy: pi correctly rounded to 3 significant digits
+    ("3.15", r"\pi", NO),  # not a correct rounding of pi
+    ("3", r"\pi", NO),  # no decimal written: an integer is exact
     (r"$e^{2}$", "e^2", OK),  # Euler's number squared
     (r"$e^{3}$", "e^2", NO),  # wrong power
     (r"$\ln 8$", r"3\ln 2", OK),  # logarithm identity
@@ -491,7 +494,10 @@ EXTRA = [  # (prediction, gold, expected, options): cases that need options
     ("0.3", r"\frac{1}{3}", NO, {"precision": 2}),  # fewer decimals than asked
     (r"$(0.6,2.6667]$", r"(\frac{3}{5},\frac{8}{3}]", OK, {"precision": 2}),  # interval ends to 2+ places
     (r"$(0.6,2.6651]$", r"(\frac{3}{5},\frac{8}{3}]", NO, {"precision": 2}),  # an end wrong at its 4th place
-    (r"$(0.6,2.6667]$", r"(\frac{3}{5},\frac{8}{3}]", NO, {}),  # 5 significant digits: not 8/3 by default
+    (r"$(0.6,2.6667]$", r"(\frac{3}{5},\frac{8}{3}]", NO, {"sig_digits": 0}),  # rounding policy off: 4 places are not 8/3
+    (r"$(0.6,2.6667]$", r"(\frac{3}{5},\frac{8}{3}]", OK, {}),  # rounding policy: 5 significant digits, correctly rounded
+    ("3.14", r"\pi", NO, {"sig_digits": 0}),  # rounding policy off
+    ("3.14", r"\pi", NO, {"sig_digits": 4}),  # a stricter floor
     (r"$\begin{pmatrix}0.33\\0.2\end{pmatrix}$", r"\begin{pmatrix}\frac{1}{3}\\\frac{1}{5}\end{pmatrix}", OK, {"precision": 2}),  # matrix entries
     (r"$\begin{pmatrix}0.33\\0.2\end{pmatrix}$", r"\begin{pmatrix}\frac{1}{3}\\\frac{1}{5}\end{pmatrix}", NO, {}),  # same, default precision
     ("0.0000002", "0.0000001", NO, {"precision": 2}),  # two decimals are never rounded to `precision`
@@ -538,7 +544,7 @@ def test_result_fields():
 
 
 def test_unknown_option_names_valid_ones():
-    with pytest.raises(TypeError, match="tolerance.*valid options: latex_only, precision, rel_tol, relation_as_set, strict"):
+    with pytest.raises(TypeError, match="tolerance.*valid options: latex_only, precision, rel_tol, relation_as_set, sig_digits, strict"):
         verify_math("1", "1", tolerance=0.1)
 
 
