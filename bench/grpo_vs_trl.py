@@ -2,13 +2,15 @@
 
 Same tiny policy (the default warm start, or --model), same prompts (3-digit addition train
 split), same group size, lengths, learning rate, steps and reward (`verifier:math`). TRL's CPU-
-hostile defaults are overridden for a fair comparison: bf16 off, gradient checkpointing off,
+hostile defaults are overridden for a fair comparison: the same precision (--precision fp32 or bf16
+autocast; each also runs at its own default, ours fp32 and TRL bf16), gradient checkpointing off,
 learning rate set, a constant schedule, its batch size counted in completions (prompts x G), the
 clip range equal (0.2 / 0.2), no KL, token-mean loss ("dapo") on both sides.
 
 Each trainer runs in its own subprocess so peak memory (max RSS) is measured separately.
 
-    python bench/grpo_vs_trl.py --steps 40            # prints s/step, tokens/s, peak MB, ratios, curves
+    python bench/grpo_vs_trl.py --steps 40            # prints s/step, tokens/s, peak MB, ratios, curves (fp32)
+    python bench/grpo_vs_trl.py --steps 40 --precision bf16
     python bench/grpo_vs_trl.py --steps 40 --parallel # both at once, one core each (a shared machine)
 
 A step's time includes everything the trainer does in it; for this project's trainer that is the
@@ -66,7 +68,7 @@ def run_ours(args, out: Path) -> dict:
                       prompts_per_step=args.prompts, group_size=args.group_size, max_new_tokens=args.max_new_tokens,
                       lr=args.lr, clip_low=0.2, clip_high=0.2, estimator="grpo", loss_agg="token_mean",
                       eval_every=0, eval_size=10, checkpoint_every=0, report=False, seed=args.seed, output_dir=out,
-                      cpu_threads=args.threads)
+                      cpu_threads=args.threads, mixed_precision={"fp32": "no", "bf16": "bf16"}[args.as_precision])
     t0 = time.time()
     train(config)
     wall = time.time() - t0
@@ -96,7 +98,7 @@ def run_trl(args, out: Path) -> dict:
         per_device_train_batch_size=completions, num_generations=args.group_size,
         max_completion_length=args.max_new_tokens, temperature=1.0, top_k=0, top_p=1.0,
         beta=0.0, epsilon=0.2, epsilon_high=0.2, loss_type="dapo", num_iterations=1,
-        bf16=False, gradient_checkpointing=False, use_cpu=True, logging_steps=1, save_strategy="no",
+        bf16=args.as_precision == "bf16", gradient_checkpointing=False, use_cpu=True, logging_steps=1, save_strategy="no",
         report_to="none", seed=args.seed, disable_dropout=True,
     )
     step_times: list[float] = []
@@ -127,18 +129,71 @@ def child(args) -> None:
 
     torch.set_num_threads(args.threads)  # the same on both sides (the trainer's --cpu-threads default is 1)
     out = Path(args.out)
-    result = (run_ours if args.only == "rewardlab" else run_trl)(args, out / args.only)
+    tag = f"{args.only}-{args.as_precision}"
+    result = (run_ours if args.only == "rewardlab" else run_trl)(args, out / tag)
+    result.update(name=args.only, precision=args.as_precision)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result["accuracy_after"] = held_out_accuracy(result["model_dir"], args)
-    (out / f"{args.only}.json").write_text(json.dumps(result))
+    (out / f"{tag}.json").write_text(json.dumps(result))
+
+
+DEFAULTS = {"rewardlab": "fp32", "trl": "bf16"}  # rl --mixed-precision no (pinned); GRPOConfig bf16=True
+
+
+def plan(precision: str) -> list[tuple[str, str]]:
+    """(trainer, precision) runs: both at --precision, then each at its own default, no repeats.
+
+    >>> plan("fp32"), plan("bf16")
+    ([('rewardlab', 'fp32'), ('trl', 'fp32'), ('trl', 'bf16')], [('rewardlab', 'bf16'), ('trl', 'bf16'), ('rewardlab', 'fp32')])
+    """
+    return list(dict.fromkeys([("rewardlab", precision), ("trl", precision), *DEFAULTS.items()]))
+
+
+def run_all(base: list[str], pairs: list[tuple[str, str]], parallel: bool, out: Path) -> dict[tuple[str, str], dict]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    procs = {}
+    for name, prec in pairs:  # all at once with --parallel: drift in the machine's speed hits each alike
+        print(f"bench: running {name} in {prec} ({'at once' if parallel else 'alone'})...", flush=True)
+        procs[(name, prec)] = subprocess.Popen(base + ["--only", name, "--as-precision", prec], env=env, cwd=ROOT,
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if not parallel:
+            procs[(name, prec)].wait()
+    for (name, prec), proc in procs.items():
+        _, err = proc.communicate()
+        if proc.returncode:
+            raise SystemExit(f"bench: {name} ({prec}) failed (exit {proc.returncode}):\n{err[-3000:]}")
+    return {key: json.loads((out / f"{key[0]}-{key[1]}.json").read_text()) for key in pairs}
+
+
+def report(results: dict, args, start_acc: float, loads: tuple[float, float]) -> None:
+    print(f"\nCPU, {os.cpu_count()} cores, load average before {loads[0]:.2f}, after {loads[1]:.2f}; "
+          f"{'all at once, one core each' if args.parallel else 'one after the other'}")
+    print(f"held-out greedy accuracy at the start: {start_acc:.1%}")
+    print(f"{'':12}{'precision':>10}{'s/step':>10}{'tokens/s':>12}{'peak MB':>10}{'reward first5':>15}{'reward last5':>14}{'acc after':>11}")
+    for (name, prec), r in results.items():
+        k = min(5, len(r["rewards"]))
+        first, last = sum(r["rewards"][:k]) / k, sum(r["rewards"][-k:]) / k
+        mark = "  (its default)" if DEFAULTS[name] == prec else ""
+        print(f"{name:12}{prec:>10}{r['s_per_step']:>10.3f}{r['tokens_per_s']:>12.0f}{r['peak_rss_mb']:>10.0f}{first:>15.3f}{last:>14.3f}{r['accuracy_after']:>11.1%}{mark}")
+    ours, trl = results[("rewardlab", args.precision)], results[("trl", args.precision)]
+    print(f"\n{args.precision}, speed ratio (TRL s/step / rewardlab s/step): {trl['s_per_step'] / ours['s_per_step']:.2f}x (target >= 2.5)")
+    print(f"tokens/s ratio: {ours['tokens_per_s'] / trl['tokens_per_s']:.2f}x; peak memory ratio (TRL / rewardlab): {trl['peak_rss_mb'] / ours['peak_rss_mb']:.2f}x")
+    a, b = results[("rewardlab", DEFAULTS["rewardlab"])], results[("trl", DEFAULTS["trl"])]
+    print(f"each at its default (rewardlab {DEFAULTS['rewardlab']}, TRL {DEFAULTS['trl']}): {b['s_per_step'] / a['s_per_step']:.2f}x")
+    print("reward curves (mean reward per step):")
+    for (name, prec), r in results.items():
+        print(f"  {name + ' ' + prec:15} " + " ".join(f"{x:.2f}" for x in r["rewards"]))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     common_args(p)
-    p.add_argument("--parallel", action="store_true", help="run both trainers at once (one CPU thread each) so that both see the "
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="both trainers at this precision (bf16: autocast over fp32 weights); each also runs at its own default")
+    p.add_argument("--parallel", action="store_true", help="run the trainers at once (one CPU thread each) so that all see the "
                    "same machine: on a shared machine whose speed drifts, the ratio of sequential runs moved 1.56x-2.00x")
     p.add_argument("--only", choices=("rewardlab", "trl"), help=argparse.SUPPRESS)
+    p.add_argument("--as-precision", choices=("fp32", "bf16"), default="fp32", help=argparse.SUPPRESS)
     p.add_argument("--out", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.only:
@@ -152,38 +207,10 @@ def main() -> None:
             "--prompts", str(args.prompts), "--group-size", str(args.group_size), "--max-new-tokens",
             str(args.max_new_tokens), "--lr", str(args.lr), "--seed", str(args.seed), "--eval-size", str(args.eval_size), "--threads", str(args.threads),
             "--out", str(out)]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    results = {}
-    load_before = os.getloadavg()
-    if args.parallel:  # both at once, one core each: drift in the machine's speed hits both alike
-        print(f"bench: running rewardlab and trl at once ({args.steps} steps, {args.prompts} prompts x {args.group_size})...", flush=True)
-        procs = {name: subprocess.Popen(base + ["--only", name], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, text=True) for name in ("rewardlab", "trl")}
-        for name, proc in procs.items():
-            _, err = proc.communicate()
-            if proc.returncode:
-                raise SystemExit(f"bench: {name} failed (exit {proc.returncode}):\n{err[-3000:]}")
-    for name in ("rewardlab", "trl"):
-        if not args.parallel:
-            print(f"bench: running {name} ({args.steps} steps, {args.prompts} prompts x {args.group_size})...", flush=True)
-            subprocess.run(base + ["--only", name], check=True, env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
-        results[name] = json.loads((out / f"{name}.json").read_text())
-    load_after = os.getloadavg()
-    ours, trl = results["rewardlab"], results["trl"]
-    print(f"\n{os.cpu_count()} cores, load average before {load_before[0]:.2f}, after {load_after[0]:.2f}; "
-          f"{'both at once, one core each' if args.parallel else 'one after the other'}")
-    print(f"held-out greedy accuracy at the start: {start_acc:.1%}")
-    print(f"{'':12}{'s/step':>10}{'tokens/s':>12}{'peak MB':>10}{'reward first5':>15}{'reward last5':>14}{'acc after':>11}")
-    for r in (ours, trl):
-        k = min(5, len(r["rewards"]))
-        first, last = sum(r["rewards"][:k]) / k, sum(r["rewards"][-k:]) / k
-        print(f"{r['name']:12}{r['s_per_step']:>10.3f}{r['tokens_per_s']:>12.0f}{r['peak_rss_mb']:>10.0f}{first:>15.3f}{last:>14.3f}{r['accuracy_after']:>11.1%}")
-    print(f"\nspeed ratio (TRL s/step / rewardlab s/step): {trl['s_per_step'] / ours['s_per_step']:.2f}x")
-    print(f"tokens/s ratio: {ours['tokens_per_s'] / trl['tokens_per_s']:.2f}x; peak memory ratio (TRL / rewardlab): {trl['peak_rss_mb'] / ours['peak_rss_mb']:.2f}x")
-    print("reward curves (mean reward per step):")
-    for r in (ours, trl):
-        print(f"  {r['name']:10} " + " ".join(f"{x:.2f}" for x in r["rewards"]))
-    (out / "summary.json").write_text(json.dumps({"start_accuracy": start_acc, **results}, indent=1))
+    load_before = os.getloadavg()[0]
+    results = run_all(base, plan(args.precision), args.parallel, out)
+    report(results, args, start_acc, (load_before, os.getloadavg()[0]))
+    (out / "summary.json").write_text(json.dumps({"start_accuracy": start_acc, "runs": list(results.values())}, indent=1))
     print(f"bench: results in {out}/summary.json")
 
 

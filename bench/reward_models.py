@@ -2,13 +2,17 @@
 
 Same backbone (the packaged MiniLM unless --backbone), same generated preference data and
 held-out split, same batch size, sequence length, steps, learning rate and schedule (linear,
-no warmup), fp32, no gradient checkpointing, dropout off in both (TRL's default), AdamW.
-Each trainer runs in its own child process so peak memory (max RSS) is its own.
+no warmup), the same precision (--precision: fp32, or bf16 autocast over fp32 master weights),
+no gradient checkpointing, dropout off in both (TRL's default), AdamW. In one run: both at
+--precision, each at its own default (ours: --mixed-precision auto; TRL: bf16), and ours in fp32.
+Each trainer runs in its own child process (one after the other, or all at once with --parallel), so
+peak memory (max RSS) is its own.
 
-    python bench/reward_models.py --steps 100 --batch-size 16
+    python bench/reward_models.py --steps 100 --batch-size 16 --precision bf16 --parallel
 
-Prints samples/s (preference pairs per second of training-loop time) for both, the ratio
-(ours / TRL, target >= 1.5 with a shorter wall time), peak RSS, and the held-out pairwise accuracy of both models.
+Prints samples/s (preference pairs per second of training-loop time), the ratio (ours / TRL,
+target >= 1.5 with a shorter wall time), ours bf16 / ours fp32, peak RSS, the held-out pairwise
+accuracy of each model beside its speed, and the load average before and after.
 Differences that remain: TRL's model is `AutoModelForSequenceClassification` (BERT: pooler
 over [CLS]) and it tokenizes `prompt + response + eos` as one text; ours reads
 [CLS] prompt [SEP] response [SEP] with mean pooling (the documented default for encoders).
@@ -46,7 +50,7 @@ def run_ours(args: argparse.Namespace) -> dict:
                             lr=args.lr, warmup_steps=0, max_seq_length=args.max_length, n_train=args.n_train, n_eval=args.n_eval,
                             eval_every=args.steps, save_every=args.steps, log_every=args.steps, seed=args.seed, max_grad_norm=1.0,
                             cpu_threads=args.threads,  # the child set it: the trainer's own default would be 1 on 2 cores
-                            padding_free=args.padding_free)
+                            padding_free=args.padding_free, mixed_precision=_ACCELERATE[args.as_precision])
         result = train(cfg, progress=False)
         log = [json.loads(line) for line in open(os.path.join(out, "metrics.jsonl"))]
     rate = [e for e in log if e["event"] == "train"][-1]["samples_per_s"]
@@ -66,14 +70,20 @@ def run_trl(args: argparse.Namespace) -> dict:
     path = args.backbone or default_backbone_path()
     tok = AutoTokenizer.from_pretrained(path)
     torch.manual_seed(args.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=torch.float32)
+    from rewardlab.runtime import attention_for
+
+    bf16 = args.as_precision == "bf16"
+    # fp32 master weights under bf16 autocast, as ours; in bf16 on CPU the same eager attention ours uses (SDPA's CPU
+    # backward in bf16 is slow: rewardlab/runtime.py), so each side runs at its best
+    model = AutoModelForSequenceClassification.from_pretrained(
+        path, num_labels=1, dtype=torch.float32, attn_implementation=attention_for(args.as_precision.replace("fp32", "no"), "cpu", "sdpa"))
     train_rows = make_preference_rows(args.n_train, seed=args.seed, split="train")
     test_rows = make_preference_rows(args.n_eval, seed=args.seed, split="test")
     keep = ("prompt", "chosen", "rejected")
     with tempfile.TemporaryDirectory() as out:
         config = RewardConfig(
             output_dir=out, per_device_train_batch_size=args.batch_size, max_steps=args.steps, learning_rate=args.lr,
-            lr_scheduler_type="linear", warmup_steps=0, max_length=args.max_length, bf16=False, fp16=False,
+            lr_scheduler_type="linear", warmup_steps=0, max_length=args.max_length, bf16=bf16, fp16=False,
             gradient_checkpointing=False, eos_token=tok.sep_token or tok.eos_token, report_to=[], save_strategy="no",
             logging_steps=args.steps, use_cpu=not torch.cuda.is_available(), seed=args.seed, max_grad_norm=1.0,
             dataloader_num_workers=0, disable_tqdm=True,
@@ -86,7 +96,7 @@ def run_trl(args: argparse.Namespace) -> dict:
     eos = config.eos_token
     wins = []
     with torch.no_grad():
-        for start in range(0, len(test_rows), 64):
+        for start in range(0, len(test_rows), 64):  # scored in fp32, as ours evaluates its final model
             rows = test_rows[start : start + 64]
             texts = [r["prompt"] + r[side] + eos for side in ("chosen", "rejected") for r in rows]
             batch = tok(texts, padding=True, truncation=True, max_length=args.max_length, return_tensors="pt").to(model.device)
@@ -101,6 +111,72 @@ def run_trl(args: argparse.Namespace) -> dict:
 
 
 RUNNERS = {"ours": run_ours, "trl": run_trl}
+_ACCELERATE = {"fp32": "no", "bf16": "bf16"}
+
+
+def default_precisions() -> dict[str, str]:
+    """Each trainer's own default here: ours `--mixed-precision auto` (bf16 where the device does it
+    fast), TRL's RewardConfig `bf16=True` (its default whenever fp16 is not set)."""
+    from rewardlab.runtime import resolve_precision
+
+    return {"ours": "bf16" if resolve_precision("auto") == "bf16" else "fp32", "trl": "bf16"}
+
+
+def plan(precision: str) -> list[tuple[str, str]]:
+    """(trainer, precision) pairs of one run: both at --precision, each at its own default, and
+    ours in fp32 (our bf16 / fp32 speed-up and accuracy), without repeats.
+
+    >>> plan("fp32") if default_precisions()["ours"] == "bf16" else None
+    [('ours', 'fp32'), ('trl', 'fp32'), ('ours', 'bf16'), ('trl', 'bf16')]
+    """
+    pairs = [("ours", precision), ("trl", precision), *default_precisions().items(), ("ours", "fp32")]
+    return list(dict.fromkeys(pairs))
+
+
+def run_children(argv: list[str], pairs: list[tuple[str, str]], threads: int, parallel: bool) -> dict[tuple[str, str], dict]:
+    """Each (trainer, precision) in its own child process: one after the other, or all at once."""
+    procs = {}
+    for name, precision in pairs:
+        cmd = [sys.executable, os.path.abspath(__file__), *argv, "--only", name, "--as-precision", precision]
+        procs[(name, precision)] = subprocess.Popen(cmd + (["--threads", str(threads)] if threads else []),
+                                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if not parallel:
+            procs[(name, precision)].wait()
+    results = {}
+    for (name, precision), proc in procs.items():
+        stdout, stderr = proc.communicate()
+        line = next((x for x in stdout.splitlines() if x.startswith("RESULT ")), None)
+        if proc.returncode != 0 or line is None:
+            raise SystemExit(f"{name} ({precision}) failed (exit {proc.returncode}):\n{stderr[-3000:]}")
+        results[(name, precision)] = json.loads(line[len("RESULT "):])
+    return results
+
+
+def _report(args: argparse.Namespace, results: dict[tuple[str, str], dict], loads: list[float]) -> None:
+    from rewardlab.runtime import cpu_bf16_support
+
+    flags = ", ".join(k for k, v in cpu_bf16_support().items() if v and k != "fast") or "none"
+    defaults = default_precisions()
+    print(f"BT reward model, {args.steps} steps x {args.batch_size} pairs, max_length {args.max_length}, lr {args.lr}, {'all at once, 1 thread each' if args.parallel else 'one after the other'}, "
+          f"ours {'padding-free' if args.padding_free else 'padded (length-sorted chunks)'}; CPU, {os.cpu_count()} cores, bf16 support: {flags}; "
+          f"load before/after {loads[0]:.2f}/{loads[1]:.2f}")
+    print(f"{'':8} {'precision':>9} {'pairs/s':>9} {'peak RSS MB':>12} {'held-out acc':>13} {'wall s':>7} {'threads':>8}")
+    for (name, prec), r in results.items():
+        mark = " (its default)" if defaults[name] == prec else ""
+        print(f"{name:8} {prec:>9} {r['samples_per_s']:9.2f} {r['peak_rss_mb']:12.0f} {r['accuracy']:13.3f} {r['wall_s']:7.0f} {r['threads']:8d}{mark}")
+    p = args.precision
+    ours, trl = results[("ours", p)], results[("trl", p)]
+    print(f"{p}, ours/TRL: pairs/s {ours['samples_per_s'] / trl['samples_per_s']:.2f}x (target >= 1.5), wall {trl['wall_s'] / ours['wall_s']:.2f}x shorter, "
+          f"accuracy ours-TRL {ours['accuracy'] - trl['accuracy']:+.3f}")
+    a, b = results[("ours", defaults["ours"])], results[("trl", defaults["trl"])]
+    print(f"each at its default (ours {defaults['ours']}, TRL {defaults['trl']}): pairs/s {a['samples_per_s'] / b['samples_per_s']:.2f}x, "
+          f"wall {b['wall_s'] / a['wall_s']:.2f}x shorter")
+    if ("ours", "bf16") in results:
+        lo, hi = results[("ours", "bf16")], results[("ours", "fp32")]
+        print(f"ours bf16 vs ours fp32: {lo['samples_per_s'] / hi['samples_per_s']:.2f}x pairs/s, held-out accuracy "
+              f"{lo['accuracy'] - hi['accuracy']:+.3f} (target within 0.01)")
+    for t in ours["accuracy_by_type"]:
+        print(f"  {t:16} ours {ours['accuracy_by_type'][t]:.3f}   trl {trl['accuracy_by_type'].get(t, float('nan')):.3f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,12 +189,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-eval", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backbone", default=None, help="backbone path or hub name (default: packaged MiniLM)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="bf16",
+                   help="both trainers at this precision (bf16: autocast over fp32 master weights); each also runs at its own default, "
+                        "and ours in fp32, in the same run")
     p.add_argument("--parallel", action="store_true",
-                   help="run both trainers at the same time (one CPU thread each): on a machine shared with other work, "
-                        "both then see the same load, so the ratio stays meaningful")
+                   help="run every trainer of the plan at the same time (one CPU thread each): on a machine shared with other work, "
+                        "all then see the same load, so the ratios stay meaningful")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads per trainer (0 = all CPUs; --parallel: 1)")
     p.add_argument("--padding-free", action="store_true", help="ours: train-rm --padding-free (the real tokens only, no padding compute)")
     p.add_argument("--only", choices=list(RUNNERS), help=argparse.SUPPRESS)  # child mode
+    p.add_argument("--as-precision", choices=("fp32", "bf16"), default="fp32", help=argparse.SUPPRESS)  # child mode
     p.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = p.parse_args(argv)
     if args.only:
@@ -132,38 +212,14 @@ def main(argv: list[str] | None = None) -> int:
         result.update(peak_rss_mb=_peak_rss_mb(), wall_s=time.perf_counter() - t0, threads=torch.get_num_threads())
         print("RESULT " + json.dumps(result))
         return 0
-    child_args = [a for a in (argv if argv is not None else sys.argv[1:])]
-    if args.parallel and not args.threads:
-        child_args += ["--threads", "1"]
-    results = {}
-    procs = {}
-    for name in RUNNERS:  # same machine, same data; one after the other unless --parallel
-        cmd = [sys.executable, os.path.abspath(__file__), *child_args, "--only", name]
-        procs[name] = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if not args.parallel:
-            procs[name].wait()
-    for name, proc in procs.items():
-        stdout, stderr = proc.communicate()
-        line = next((x for x in stdout.splitlines() if x.startswith("RESULT ")), None)
-        if proc.returncode != 0 or line is None:
-            print(f"{name} failed (exit {proc.returncode}):\n{stderr[-3000:]}", file=sys.stderr)
-            return 1
-        results[name] = json.loads(line[len("RESULT "):])
-    ours, trl = results["ours"], results["trl"]
-    mode = "in parallel, 1 thread each" if args.parallel else "one after the other"
-    load = os.getloadavg()[0]
-    print(f"BT reward model, {args.steps} steps x {args.batch_size} pairs, max_length {args.max_length}, lr {args.lr}, fp32, {mode}, "
-          f"ours {'padding-free' if args.padding_free else 'padded (length-sorted chunks)'}; {os.cpu_count()} cores, load {load:.2f}")
-    print(f"{'':8} {'pairs/s':>9} {'peak RSS MB':>12} {'held-out acc':>13} {'wall s':>7} {'threads':>8}")
-    for name, r in results.items():
-        print(f"{name:8} {r['samples_per_s']:9.2f} {r['peak_rss_mb']:12.0f} {r['accuracy']:13.3f} {r['wall_s']:7.0f} {r['threads']:8d}")
-    print(f"throughput ratio ours/TRL: {ours['samples_per_s'] / trl['samples_per_s']:.2f}  (target >= 1.5, and a shorter wall time)")
-    print(f"accuracy difference ours-TRL: {ours['accuracy'] - trl['accuracy']:+.3f}  (target >= 0)")
-    for t in ours["accuracy_by_type"]:
-        print(f"  {t:16} ours {ours['accuracy_by_type'][t]:.3f}   trl {trl['accuracy_by_type'].get(t, float('nan')):.3f}")
+    child_args = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--json" and a != args.json]
+    loads = [os.getloadavg()[0]]
+    results = run_children(child_args, plan(args.precision), args.threads or (1 if args.parallel else 0), args.parallel)  # same machine, same data
+    loads.append(os.getloadavg()[0])
+    _report(args, results, loads)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), **results}, fh, indent=2)
+            json.dump({"args": vars(args), "loads": loads, "runs": [{"trainer": n, "precision": q, **r} for (n, q), r in results.items()]}, fh, indent=2)
     return 0
 
 

@@ -29,6 +29,7 @@ def bt_loss(
 
     The centring term pulls the reward scale to zero mean without changing the ranking.
     """
+    chosen, rejected = chosen.float(), rejected.float()  # fp32 under autocast: the log-sigmoid and the means
     diff = chosen - rejected  # [N]
     if margin is not None:
         diff = diff - margin
@@ -53,6 +54,7 @@ def pinball_loss(
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Quantile (pinball) loss rho_tau(u) = u * (tau - 1[u < 0]) with u = y - q_tau, averaged
     over levels and observed (item, attribute) pairs. Its minimiser is the tau-quantile of y."""
+    quantiles, targets = quantiles.float(), targets.float()  # fp32 under autocast: the pinball sums
     u = targets.unsqueeze(-1) - quantiles  # [N, A, K]
     rho = u * (taus.to(u) - (u < 0).to(u))  # [N, A, K], >= 0
     per_target = rho.mean(-1)  # [N, A]
@@ -87,7 +89,8 @@ def step_bce_loss(
     keep = labels != -100  # [N, T]
     if not keep.any():
         raise ValueError("no labelled step in the batch: every step was truncated away; raise --max-length")
-    z, y = logits[keep], labels[keep].to(logits)  # [M]
+    z = logits[keep].float()  # [M], fp32 under autocast: the BCE's log-sigmoid and mean
+    y = labels[keep].to(z)
     loss = F.binary_cross_entropy_with_logits(z, y)
     with torch.no_grad():
         stats = {"step_bce": loss.item(), "step_accuracy": ((z > 0).to(y) == y).float().mean().item()}

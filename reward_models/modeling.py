@@ -254,8 +254,12 @@ class RewardModel(PreTrainedModel):
             if token_type_ids is not None:
                 kwargs["token_type_ids"] = token_type_ids
             hidden = self.backbone(**kwargs).last_hidden_state  # [N, T, H]
-        pooled = POOLERS[self.pooling](hidden, attention_mask)  # [N, H]
-        out = {"pooled": pooled, **self.head(pooled, hidden)}
+        # fp32 from here whatever autocast does (rewardlab/runtime.py): the pooling mean over tokens and the heads'
+        # reductions (the quantiles' cumulative sum, the gate's softmax) are where bf16 rounding would show
+        hidden = hidden.float()
+        with torch.autocast(device_type=hidden.device.type, enabled=False):
+            pooled = POOLERS[self.pooling](hidden, attention_mask)  # [N, H]
+            out = {"pooled": pooled, **self.head(pooled, hidden)}
         if return_hidden:
             out["hidden"] = hidden
         return out

@@ -26,6 +26,7 @@ another process, 3.2x slower than at 1; with both cores busy, about 30x). So:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 
 _warned: set[tuple[str, int]] = set()
@@ -94,3 +95,106 @@ def cpu_threads(n: int, who: str = ""):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------- precision
+# One policy for every command that runs a model (`train-rm`, `rl`, `sft`, `rm-data`, `eval-*`):
+# `--mixed-precision auto` is bf16 autocast where the device does bf16 matmuls fast, fp32 (`no`)
+# elsewhere. Fast means CUDA with bf16, or a CPU with AMX or AVX512-BF16 that torch's oneDNN can use
+# (measured on such a Xeon with 2 threads: [1349,384]x[384,1536] 80 GFLOP/s fp32 against 341 bf16).
+# Autocast keeps the master weights, the optimizer state and the loss in fp32; the places that must
+# stay fp32 whatever autocast does are cast with `.float()` and named in the code: log-softmax and
+# its statistics for logprobs and entropy (training/forward.py), the KL, the Bradley-Terry,
+# quantile and BCE reductions (reward_models/losses.py).
+PRECISION_CHOICES = ("auto", "no", "bf16", "fp16")
+_CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+def _onednn_bf16() -> bool:
+    import torch
+
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+@functools.lru_cache(maxsize=4)
+def cpu_bf16_support(cpuinfo: str = "/proc/cpuinfo") -> dict[str, bool]:
+    """What this CPU offers for bf16, detected once: the `cpuinfo` flags and whether torch's oneDNN
+    has bf16 kernels for it; `fast` needs one of the flags and oneDNN."""
+    try:
+        with open(cpuinfo) as fh:
+            flags = next((line.split(":", 1)[1].split() for line in fh if line.startswith("flags")), [])
+    except OSError:  # not Linux: no flags to read, so fp32
+        flags = []
+    found = {flag: flag in flags for flag in _CPU_BF16_FLAGS}
+    onednn = _onednn_bf16()
+    return {**found, "mkldnn_bf16": onednn, "fast": onednn and any(found.values())}
+
+
+def bf16_is_fast(device_type: str | None = None) -> bool:
+    """Whether bf16 matmuls are fast on `device_type` (default: cuda when available, else cpu)."""
+    import torch
+
+    device_type = device_type or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device_type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return device_type == "cpu" and cpu_bf16_support()["fast"]
+
+
+def resolve_precision(choice: str, device_type: str | None = None, fast: bool | None = None) -> str:
+    """The precision a run uses for `--mixed-precision choice`: `auto` is `bf16` where bf16 is
+    fast (`bf16_is_fast`, or `fast` when given), else `no` (fp32); other choices stand.
+
+    >>> resolve_precision("auto", fast=True), resolve_precision("auto", fast=False), resolve_precision("no", fast=True)
+    ('bf16', 'no', 'no')
+    """
+    if choice not in PRECISION_CHOICES:
+        raise ValueError(f"--mixed-precision must be one of {', '.join(PRECISION_CHOICES)}, got {choice!r}")
+    if choice != "auto":
+        return choice
+    return "bf16" if (bf16_is_fast(device_type) if fast is None else fast) else "no"
+
+
+def precision_record(choice: str, device_type: str | None = None) -> dict:
+    """What a run logs about its precision: asked, used, and the CPU's bf16 support."""
+    return {"mixed_precision_asked": choice, "mixed_precision": resolve_precision(choice, device_type),
+            "cpu_bf16": cpu_bf16_support()}
+
+
+def autocast(precision: str, device_type: str = "cpu"):
+    """The autocast context for a resolved precision (`no`: a no-op): weights stay fp32, matmuls
+    run in bf16 / fp16. For code that runs a model outside `accelerate` (sampling, scoring)."""
+    import torch
+
+    if precision == "no":
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device_type, dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[precision])
+
+
+def attention_for(precision: str, device_type: str, current: str) -> str:
+    """The attention implementation to train with: on CPU in bf16, `eager` (matmuls and a softmax
+    autocast keeps in fp32) instead of SDPA, whose CPU flash-attention backward in bf16 is slow
+    (MiniLM BT step, 16 pairs, 1 thread, profiled: the SDPA backward 258 ms of a 768 ms bf16 step,
+    34 ms in fp32; unprofiled, the step 0.48 s with eager against 0.69 s with SDPA). Elsewhere
+    `current` stands.
+
+    >>> attention_for("bf16", "cpu", "sdpa"), attention_for("no", "cpu", "sdpa"), attention_for("bf16", "cuda", "sdpa")
+    ('eager', 'sdpa', 'sdpa')
+    """
+    return "eager" if precision == "bf16" and device_type == "cpu" and current == "sdpa" else current
+
+
+def make_accelerator(precision: str):
+    """An `accelerate.Accelerator` for a resolved precision. accelerate keeps one precision per
+    process and refuses a second: a process that runs `train-rm` in bf16 and then `rl` in fp32 (a
+    notebook, the learned-reward pipeline, the tests) gets its precision state renewed here; the
+    distributed state (`accelerate launch`) is kept."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    shared = AcceleratorState._shared_state
+    if shared and str(shared.get("_mixed_precision", precision)) != precision:
+        AcceleratorState._reset_state(reset_partial_state=False)
+    return Accelerator(mixed_precision=precision)

@@ -358,7 +358,7 @@ def token_logprobs(
                     output_hidden_states=return_hidden, **kwargs)  # LM head on the completion positions only
         logits = out.logits[:, -c - 1 : -1, :]  # [N, C, V] predicts the next token
         hidden = out.hidden_states[-1][:, -c - 1 : -1, :] if return_hidden else None
-    logits = logits.float()
+    logits = logits.float()  # fp32 whatever autocast does (rewardlab/runtime.py): log-softmax statistics, logprobs, entropy
     if temperature > 0:
         logits = logits / temperature
     logp_all = F.log_softmax(logits, dim=-1)

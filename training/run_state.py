@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from rewardlab.runtime import make_accelerator, resolve_precision
 from training.advantages import ESTIMATORS
 from training.config import LEARNED_KL, RLConfig
 from training.curriculum import VarianceCurriculum
@@ -146,9 +147,7 @@ def _load_models(config: RLConfig, accelerator: Any) -> dict[str, Any]:
 
 
 def _mixed_precision(config: RLConfig) -> str:
-    if config.mixed_precision != "auto":
-        return config.mixed_precision
-    return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "no"
+    return resolve_precision(config.mixed_precision)  # rewardlab/runtime.py; the default `no` is fp32 on every device
 
 
 
@@ -180,9 +179,7 @@ class Run:
 
 def setup_run(config: RLConfig, prepared: dict[str, Any]) -> Run:
     """Devices, seeds, models, optimizer and schedule, the sampler (vLLM or HF), the prompt stream."""
-    from accelerate import Accelerator
-
-    accelerator = Accelerator(mixed_precision=_mixed_precision(config))
+    accelerator = make_accelerator(_mixed_precision(config))
     _seed_everything(config.seed + accelerator.process_index)
     models = _load_models(config, accelerator)
     model, value_head = models["model"], models["value_head"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,19 @@ def train(config: RLConfig, prepared: dict[str, Any] | None = None) -> dict[str,
     from rewardlab.runtime import cpu_threads
 
     prepared = prepared or prepare_run(config)  # bad configuration fails here, before any model is loaded
+    config = resolved_precision(config)
     with cpu_threads(config.cpu_threads, "rl"):
         return _train(config, prepared)
+
+
+def resolved_precision(config: RLConfig) -> RLConfig:
+    """`--mixed-precision auto` replaced by what it chose on this device (config.json records it);
+    any other choice is returned as it is (the default `no` runs the fp32 code unchanged)."""
+    from rewardlab.runtime import resolve_precision
+
+    if config.mixed_precision != "auto":
+        return config
+    return replace(config, mixed_precision=resolve_precision("auto"))
 
 
 def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:

@@ -92,7 +92,7 @@ def policy_loss(config: RLConfig, logprobs, entropy, values, mask, norm: BatchNo
     if config.entropy_coef:
         loss = loss - config.entropy_coef * aggregate(entropy, mask, norm)
     if ref_logprobs is not None:
-        kl = aggregate(KL[config.kl_estimator](logprobs, ref_logprobs), mask, norm)
+        kl = aggregate(KL[config.kl_estimator](logprobs.float(), ref_logprobs.float()), mask, norm)  # the KL in fp32, whatever autocast does
         parts["kl"] = kl.item()
         if config.kl_in == "loss":
             loss = loss + config.kl_coef * kl

@@ -280,3 +280,28 @@ def test_resume_logs_each_step_once(tmp_path, tiny_backbone):
     assert [e["step"] for e in events if e["event"] == "train"] == [1, 2, 3, 4]  # 3 and 4 were logged before the kill
     assert [e["step"] for e in events if e["event"] == "eval"] == [4]
     assert [e["event"] for e in events].count("end") == 1
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_auto_precision_is_recorded_and_bf16_freezes_the_embeddings(tmp_path, tiny_backbone, monkeypatch, fast):
+    """--mixed-precision auto (the default) trains in bf16 where the CPU does it fast, fp32 elsewhere;
+    config.json says which, the start event has the CPU's bf16 flags, and the bf16 run keeps the
+    token embeddings fixed (--freeze-embeddings' default) while the rest of the model learns."""
+    import rewardlab.runtime as runtime
+    from reward_models.modeling import RewardModel
+
+    monkeypatch.setattr(runtime, "cpu_bf16_support", lambda *a: {"amx_bf16": fast, "avx512_bf16": False, "mkldnn_bf16": True, "fast": fast})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = _cfg(tmp_path, tiny_backbone, "bt", steps=6, batch_size=8, n_train=64, n_eval=32, eval_every=6, save_every=6, log_every=3, lr=1e-2)
+    result = train(cfg, progress=False)
+    out = tmp_path / "bt"
+    used = "bf16" if fast else "no"
+    assert json.loads((out / "config.json").read_text())["mixed_precision"] == used
+    start = json.loads((out / "metrics.jsonl").read_text().splitlines()[0])
+    assert start["mixed_precision_asked"] == "auto" and start["mixed_precision"] == used and start["cpu_bf16"]["fast"] is fast
+    before = RewardModel.from_backbone(tiny_backbone, "bt")
+    after = RewardModel.from_pretrained(result["final"])
+    same = lambda name: torch.equal(getattr(before.backbone, name)().weight, getattr(after.backbone, name)().weight)  # noqa: E731
+    assert same("get_input_embeddings") is fast  # frozen in bf16 only
+    assert not torch.equal(before.backbone.encoder.layer[0].attention.self.query.weight, after.backbone.encoder.layer[0].attention.self.query.weight)
+    assert after.backbone.get_input_embeddings().weight.dtype == torch.float32  # master weights stay fp32
