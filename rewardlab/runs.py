@@ -148,11 +148,24 @@ def start_run_dir(config: Any, out_dir: str | Path, resume_from: Path | None) ->
 
 def truncate_metrics(path: Path, step: int, drop: Callable[[dict], bool] = lambda record: False) -> None:
     """Drop the records a killed run logged after its checkpoint at `step` (a resumed run logs them
-    again), and those `drop` names; the kept lines are left as they were written."""
-    if path.exists():
-        kept = [ln for ln in path.read_text().splitlines()
-                if ln.strip() and json.loads(ln)["step"] <= step and not drop(json.loads(ln))]
-        path.write_text("".join(ln + "\n" for ln in kept))
+    again), and those `drop` names; the kept lines are left as they were written. A last line cut
+    short by the kill is dropped; an unreadable line before it is an error. The file is replaced
+    atomically."""
+    if not path.exists():
+        return
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    kept = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # half-written when the run was killed
+                break
+            raise ValueError(f"{path}: line {number} is not JSON ({line[:80]!r}); only the last line may be cut short by a kill: "
+                             "repair or delete that line, then resume") from None
+        if record["step"] <= step and not drop(record):
+            kept.append(line)
+    write_text_atomically(path, "".join(ln + "\n" for ln in kept))
 
 
 # ---------------------------------------------------------------- checkpoints

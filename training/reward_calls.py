@@ -35,6 +35,13 @@ class Scores:
     step_ends: list[list[int]] | None = None
     metrics: dict[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:  # one entry per completion in every list, or values land on other rows
+        n = len(self.totals or ())
+        for name in ("applicable", "step_rewards", "step_ends"):
+            values = getattr(self, name)
+            if values is not None and len(values) != n:
+                raise ValueError(f"Scores.{name} has {len(values)} entries for {n} completions")
+
 
 def _sample_text(prompts, completions, columns, indices) -> str:
     i = indices[0]
