@@ -42,12 +42,34 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from rewardlab.config import config_to_dict, save_config
+from dataclasses import dataclass
+
+from rewardlab.config import check_fields, config_to_dict, opt, save_config
 
 STATE_FILE = "trainer_state.json"
 RUN_ARTEFACTS = ("config.json", "metrics.jsonl", "summary.json", "checkpoints", "policy", "report.md", "report.html",
                  "tensorboard")
 PLOT_GLOB = "*.png"  # the report's plots
+
+
+@dataclass(frozen=True)
+class RunFolderConfig:
+    """The run folder and its checkpoints: a piece of `rl`'s config."""
+
+    output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
+    checkpoint_every: int = opt(50, "write a checkpoint every N steps (0: only at the end)", ge=0)
+    keep_checkpoints: int = opt(2, "checkpoints kept on disk", gt=0)
+    resume: bool = opt(False, "continue from the latest checkpoint in --output-dir")
+    overwrite: bool = opt(False, "delete the run already in --output-dir and start again")
+    tensorboard: bool = opt(False, "also log to TensorBoard (needs `tensorboard`)")
+    report: bool = opt(True, "write report.md / report.html and PNG plots at the end")
+
+    def check_run_folder(self) -> None:
+        check_fields(self, RunFolderConfig)
+        if self.resume and self.overwrite:
+            raise ValueError("--resume continues the run in --output-dir and --overwrite deletes it; pass one of them")
+
+    __post_init__ = check_run_folder
 
 
 # ---------------------------------------------------------------- atomic writes

@@ -90,25 +90,9 @@ def _final_text(response: Any) -> str:
     raise ValueError("response has neither `output` (Responses API) nor `choices` (chat completions)")
 
 
-def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = None, max_sessions: int = 1024,
-                   session_ttl: float = 600.0) -> Any:
-    """A FastAPI app serving the environments `factory` makes (module docstring).
-
-    >>> from rewards.environments import build_env
-    >>> app = create_env_app(build_env("calculator"), "calculator")
-    >>> sorted(r.path for r in app.routes if r.methods and "POST" in r.methods)
-    ['/calculator', '/close_session', '/reset', '/seed_session', '/step', '/verify']
-    """
-    from fastapi import FastAPI, HTTPException, Request, Response
+def _request_models() -> tuple:
+    """The request bodies of /seed_session and /reset, /step, /verify, /close_session."""
     from pydantic import BaseModel, Field
-
-    from rewards.environments import final_reward, resolve, run_step
-    from rewardlab.service import add_protections
-
-    app = FastAPI(title="rewardlab environment service", version="1")
-    add_protections(app, limits)
-    sessions = Sessions(factory, max_sessions, session_ttl)
-    app.state.sessions = sessions
 
     class SeedRequest(BaseModel):
         task: dict[str, Any] = Field(default_factory=dict, description="the dataset row (prompt, answer, ...)")
@@ -126,21 +110,58 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
     class SessionRequest(BaseModel):
         session_id: Optional[str] = Field(None, max_length=128)
 
+    return SeedRequest, StepRequest, VerifyRequest, SessionRequest
+
+
+def _locked(entry: list, work: Callable[[Any], Any]) -> Any:
+    """`work(env)` on a session's environment, one call at a time (409 for a second); the
+    environment's ValueError / TypeError is a 400 with its message."""
+    from fastapi import HTTPException
+
+    if not entry[1].acquire(blocking=False):
+        raise HTTPException(409, "a call of this session is still running; an episode takes one call at a time")
+    try:
+        return work(entry[0])
+    except (ValueError, TypeError) as exc:  # the environment's own message names what was wrong
+        raise HTTPException(400, str(exc)) from None
+    finally:
+        entry[1].release()
+
+
+def _finish_episode(env: Any, text: str) -> Optional[float]:
+    """The final answer as the last step, then the episode's reward."""
+    from rewards.environments import final_reward, run_step
+
+    run_step(env, text)
+    return final_reward(env)
+
+
+def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = None, max_sessions: int = 1024,
+                   session_ttl: float = 600.0) -> Any:
+    """A FastAPI app serving the environments `factory` makes (module docstring).
+
+    >>> from rewards.environments import build_env
+    >>> app = create_env_app(build_env("calculator"), "calculator")
+    >>> sorted(r.path for r in app.routes if r.methods and "POST" in r.methods)
+    ['/calculator', '/close_session', '/reset', '/seed_session', '/step', '/verify']
+    """
+    from fastapi import FastAPI, HTTPException, Request, Response
+
+    from rewards.environments import resolve, run_step
+    from rewardlab.service import add_protections
+
+    app = FastAPI(title="rewardlab environment service", version="1")
+    add_protections(app, limits)
+    sessions = Sessions(factory, max_sessions, session_ttl)
+    app.state.sessions = sessions
+
+    SeedRequest, StepRequest, VerifyRequest, SessionRequest = _request_models()
+
     def session_of(body_id: Optional[str], request: Request) -> list:
         try:
             return sessions.get(body_id or request.cookies.get(COOKIE))
         except KeyError as exc:
             raise HTTPException(404, str(exc.args[0])) from None
-
-    def locked(entry: list, work: Callable[[Any], Any]) -> Any:
-        if not entry[1].acquire(blocking=False):
-            raise HTTPException(409, "a call of this session is still running; an episode takes one call at a time")
-        try:
-            return work(entry[0])
-        except (ValueError, TypeError) as exc:  # the environment's own message names what was wrong
-            raise HTTPException(400, str(exc)) from None
-        finally:
-            entry[1].release()
 
     def seed(request: SeedRequest, response: Response) -> dict[str, Any]:
         try:
@@ -161,7 +182,7 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
     @app.post("/step")
     def step(request: StepRequest, http: Request) -> dict[str, Any]:
         entry = session_of(request.session_id, http)
-        turn = locked(entry, lambda env: run_step(env, request.message))
+        turn = _locked(entry, lambda env: run_step(env, request.message))
         return {"observation": turn.observation, "reward": turn.reward, "done": turn.done, "tool_call": turn.tool_call,
                 "tool_error": turn.tool_error}
 
@@ -176,11 +197,7 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
 
-        def finish(env: Any) -> Optional[float]:
-            run_step(env, text)
-            return final_reward(env)
-
-        reward = locked(entry, finish)
+        reward = _locked(entry, lambda env: _finish_episode(env, text))
         sessions.close(session_id)
         return {"session_id": session_id, "reward": reward}
 
@@ -190,7 +207,7 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
 
     probe = factory()
     for tool in (probe.tools() if callable(getattr(probe, "tools", None)) else []):
-        app.post(f"/{tool.__name__}")(_tool_endpoint(tool.__name__, inspect.signature(tool), session_of, locked))
+        app.post(f"/{tool.__name__}")(_tool_endpoint(tool.__name__, inspect.signature(tool), session_of, _locked))
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -140,7 +140,7 @@ def collect_batch(run: Run, first: Any = None) -> Batch | None:
         zero_var += n_flat
         if groups is not None:
             kept.append(groups)
-    run.counters["prompts_seen"] += drawn
+    run.counters.prompts_seen += drawn
     if not kept:
         return None
     rollout = _concat([k.rollout for k in kept], run.tokenizer.pad_token_id)

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from rewardlab.config import opt, save_config
-from training.config import DEFAULT_DATA
+from training.data import DEFAULT_DATA
 from verifiers.closeness import closeness
 
 STEP_LABELS = ("auto", "check", "mc", "none")

@@ -72,7 +72,7 @@ def test_missing_reward_columns_fail_before_loading_a_model(prompts_only, no_mod
 
 def test_ttrl_needs_no_gold_column(prompts_only, no_model_loading):
     run = prepare_run(RLConfig(data=str(prompts_only), reward="ttrl"))
-    assert run["accuracy_fn"] is None and len(run["rows"]) == 5
+    assert run.accuracy_fn is None and len(run.rows) == 5
 
 
 def test_a_raising_reward_stops_the_run_with_its_name_and_the_sample(tiny_dir, tmp_path, monkeypatch, capsys):
