@@ -124,12 +124,13 @@ def test_a_config_json_from_before_the_pieces_resumes_with_its_config_unchanged(
 
 
 def _config_classes():
+    from reward_models.train import TrainRMConfig
     from rewards.env_service_cli import ServeEnvConfig
     from rewards.service_cli import ServeRewardConfig
     from training.rm_data import RMDataConfig
     from verifiers.service_cli import ServeVerifierConfig
 
-    return [RLConfig, RMDataConfig, ServeVerifierConfig, ServeRewardConfig, ServeEnvConfig]
+    return [RLConfig, RMDataConfig, TrainRMConfig, ServeVerifierConfig, ServeRewardConfig, ServeEnvConfig]
 
 
 def _pieces(cls):
