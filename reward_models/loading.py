@@ -31,8 +31,10 @@ from __future__ import annotations
 import math
 import re
 import zlib
+from dataclasses import dataclass
 from typing import Any, Sequence
 
+from rewardlab.config import check_fields, opt
 from rewardlab.tables import FILE_BUILDERS, DataError, read_table, row_label
 
 # format -> (required columns, optional columns)
@@ -235,3 +237,23 @@ def heldout_split(rows: Sequence[dict[str, Any]], fraction: float) -> tuple[list
         key = str(row.get("prompt", row.get("chosen", "")))
         (held if zlib.crc32(key.encode()) % buckets < fraction * buckets else train).append(row)
     return train, held
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class RMRowsConfig:
+    """Where train-rm's rows come from (a file, or generated) and its held-out split: a piece of its config."""
+
+    data: str | None = opt(None, "training data: a JSONL/Parquet/CSV file or a hub dataset name; default: generated from arithmetic problems")
+    prompt_column: str = opt("prompt", "column holding the prompt; default: `prompt`, else `question` or `problem` (docs/reward_models.md)")
+    eval_data: str | None = opt(None, "held-out data (same format, or rm-data's samples); default: the generator's test split, or --eval-fraction of --data")
+    n_train: int = opt(2000, "generated data: training rows", ge=1)
+    n_eval: int = opt(400, "generated data: held-out rows (the task's fixed test split)", ge=1)
+    eval_fraction: float = opt(0.1, "with --data and no --eval-data: share of prompts held out")
+
+    def check_rm_rows(self) -> None:
+        check_fields(self, RMRowsConfig)
+        if not 0 < self.eval_fraction < 1:
+            raise ValueError(f"--eval-fraction must be in (0, 1), got {self.eval_fraction}")
+
+    __post_init__ = check_rm_rows

@@ -3,9 +3,11 @@ plain reward model at the end, and restored from a checkpoint when resuming."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardlab.config import check_fields, opt
 from reward_models.modeling import RewardModel
 
 
@@ -56,3 +58,22 @@ def load_lora_checkpoint(model: RewardModel, checkpoint: Path) -> None:
     if missing or unexpected:
         raise ValueError(f"--resume: {checkpoint} does not match a LoRA reward model with these settings "
                          f"(missing {missing[:3]}, unexpected {unexpected[:3]}); resume with the same --lora options")
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class AdapterConfig:
+    """LoRA adapters on the backbone: a piece of train-rm's config."""
+
+    lora: bool = opt(False, "train LoRA adapters (peft) on the backbone's linear layers, the head in full; merged into the final model")
+    lora_r: int = opt(16, "LoRA rank", ge=1)
+    lora_alpha: int = opt(32, "LoRA alpha (the update is scaled by alpha / r)", gt=0)
+    lora_dropout: float = opt(0.0, "LoRA dropout")
+    lora_target: str = opt("all-linear", "modules LoRA adapts: all-linear, or comma-separated module names (e.g. q_proj,v_proj)")
+
+    def check_adapter(self) -> None:
+        check_fields(self, AdapterConfig)
+        if not 0 <= self.lora_dropout < 1:
+            raise ValueError(f"--lora-dropout must be in [0, 1), got {self.lora_dropout}")
+
+    __post_init__ = check_adapter

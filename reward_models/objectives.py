@@ -8,10 +8,13 @@ an optional next-token loss on the preferred responses (`--lm-coef`, GRM-style).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
 
+from rewardlab.config import check_fields, opt
 from reward_models.batches import forward_by_length
 from reward_models.losses import bt_loss, pinball_loss, quantile_bt_loss, step_bce_loss
 
@@ -84,3 +87,27 @@ OBJECTIVES: dict[tuple[str, str], Callable[..., tuple[torch.Tensor, dict[str, fl
     ("quantile", "scored"): _scored_quantile,
     ("prm", "stepwise"): _stepwise_prm,
 }
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class ObjectiveConfig:
+    """The training objective's terms and the head's shape: a piece of train-rm's config."""
+
+    center_coef: float = opt(0.0, "reward-centring coefficient c in c*mean((r_c + r_r)^2) (bt and quantile-from-preferences)")
+    rank_coef: float = opt(1.0, "weight of a Bradley-Terry ranking term between responses of one prompt (quantile, prm; docs/reward_models.md); 0: off", ge=0)
+    lm_coef: float | None = opt(None, "weight of a next-token loss on the preferred responses (GRM). Default: 1.0 on a causal-LM backbone, 0 on encoders")
+    score_columns: tuple[str, ...] = opt((), "scored data: the numeric columns to model (one QRM attribute each); default: every numeric column")
+    n_quantiles: int = opt(19, "quantile levels, evenly spaced in (0, 1) (19 -> 0.05..0.95)", ge=2)
+    gating: bool = opt(True, "quantile: mix attributes with a per-prompt gating network")
+    gate_temperature: float = opt(5.0, "quantile: softmax temperature of the gate", gt=0)
+    step_separator: str = opt("\n", "prm: text placed after each step (the label sits on the step's last token)")
+
+    def check_objective(self) -> None:
+        check_fields(self, ObjectiveConfig)
+        if self.lm_coef is not None and not (self.lm_coef >= 0 and math.isfinite(self.lm_coef)):
+            raise ValueError(f"invalid --lm-coef={self.lm_coef!r}; use a weight >= 0")
+        if "\\" in self.step_separator:  # "\\n" typed on a command line means a newline
+            object.__setattr__(self, "step_separator", self.step_separator.encode().decode("unicode_escape"))
+
+    __post_init__ = check_objective

@@ -31,6 +31,14 @@ def _interpolate(taus: Sequence[float], values: Sequence[float], level: float) -
     return float(v0 + (v1 - v0) * (level - t0) / (t1 - t0))
 
 
+def check_level(alpha: float) -> float:
+    """A quantile level for `QuantileScore.lower` / `cvar`: in (0, 1) (the end levels are not
+    predicted quantiles); else a ValueError naming the range."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return alpha
+
+
 @dataclass(frozen=True)
 class QuantileScore:
     """The predicted reward distribution of one response (ascending `quantiles` at levels `taus`)."""
@@ -47,14 +55,12 @@ class QuantileScore:
 
     def lower(self, alpha: float) -> float:
         """The quantile at level `alpha` (interpolated between levels): a pessimistic score."""
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        check_level(alpha)
         return _interpolate(self.taus, self.quantiles, alpha)
 
     def cvar(self, alpha: float) -> float:
         """CVaR_alpha: the mean of the quantiles with tau <= alpha (the lowest one if none is)."""
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        check_level(alpha)
         tail = [q for t, q in zip(self.taus, self.quantiles) if t <= alpha + 1e-9]
         return sum(tail) / len(tail) if tail else float(self.quantiles[0])
 

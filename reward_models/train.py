@@ -25,100 +25,50 @@ from typing import Any, Callable
 
 import torch
 
-from rewardlab.config import opt
-from rewardlab.runtime import PRECISION_CHOICES, attention_for, make_accelerator, precision_record
+from rewardlab.config import check_fields, opt
+from rewardlab.runtime import PRECISION_CHOICES, RuntimeConfig, attention_for, make_accelerator, precision_record
 from rewardlab.runs import (check_run_dir, resume_checkpoint, save_checkpoint, start_run_dir, truncate_metrics,
                             write_folder_atomically)
 from reward_models import data as synthetic
-from reward_models.backbones import POOLING_CHOICES, default_backbone_path, is_causal_lm, load_tokenizer, padding_free_mismatch
+from reward_models.backbones import BackboneConfig, default_backbone_path, is_causal_lm, load_tokenizer, padding_free_mismatch
 from reward_models.batches import BatchSampler, encode_rows, make_batch, rows_by_prompt
 from reward_models.encoding import PairEncoder
-from reward_models.evaluation import EVALUATORS, clip_eta, is_sample_rows
-from reward_models.loading import KIND_FORMATS, check_rows, detect_format, heldout_split, load_rm_rows, score_columns_of
-from reward_models.lora import apply_lora, load_lora_checkpoint, merge_lora
+from reward_models.evaluation import EVALUATORS, RMScheduleConfig, clip_eta, is_sample_rows
+from reward_models.loading import KIND_FORMATS, RMRowsConfig, check_rows, detect_format, heldout_split, load_rm_rows, score_columns_of
+from reward_models.lora import AdapterConfig, apply_lora, load_lora_checkpoint, merge_lora
 from reward_models.modeling import DEFAULT_TAUS, KINDS, RewardModel, RewardModelConfig
-from reward_models.objectives import OBJECTIVES
+from reward_models.objectives import OBJECTIVES, ObjectiveConfig
 from reward_models.prompt_record import record_training_prompts
 from reward_models.scoring import LoadedRewardModel
 
 
+# the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
 @dataclass(frozen=True)
-class TrainRMConfig:
+class TrainRMConfig(RuntimeConfig, AdapterConfig, RMScheduleConfig, ObjectiveConfig, BackboneConfig, RMRowsConfig):
+    """train-rm: rows (`RMRowsConfig`), backbone (`BackboneConfig`), objective (`ObjectiveConfig`),
+    schedule (`RMScheduleConfig`), LoRA (`AdapterConfig`), seed and threads (`RuntimeConfig`), and
+    the optimisation's own settings."""
+
     kind: str = opt("bt", "reward model kind (qrm = quantile, the name the reward spec uses)", choices=(*KINDS, "qrm"))
-    data: str | None = opt(None, "training data: a JSONL/Parquet/CSV file or a hub dataset name; default: generated from arithmetic problems")
-    prompt_column: str = opt("prompt", "column of --data / --eval-data holding the prompt; with the default, a GSM8K `question` or MATH `problem` column is used when there is no `prompt`, and chat pairs that repeat the prompt in `chosen`/`rejected` have it extracted")
-    eval_data: str | None = opt(None, "held-out data (same format, or a policy's samples with gold labels as `rewardlab rm-data` writes them: best-of-N, correlation); default: the generator's test split, or --eval-fraction of --data by prompt hash")
-    backbone: str | None = opt(None, "backbone path or hub name (any AutoModel, or a causal-LM checkpoint such as the policy's SFT warm start); default: the packaged MiniLM encoder")
-    init_from: str | None = opt(None, "start from the backbone of a reward model trained before (any kind; its tokenizer and layout) with a new --kind head, e.g. a quantile RM from a Bradley-Terry RM")
     output: str | None = opt(None, "output directory; default: outputs/rm-<kind>")
-    steps: int = opt(150, "optimizer steps")
-    batch_size: int = opt(16, "pairs (bt), rows (quantile) or solutions (prm) per step, over all processes")
-    lr: float = opt(1e-4, "peak learning rate (AdamW, linear warmup then linear decay)")
-    warmup_steps: int = opt(20, "learning-rate warmup steps")
+    steps: int = opt(150, "optimizer steps", ge=1)
+    batch_size: int = opt(16, "pairs (bt), rows (quantile) or solutions (prm) per step, over all processes", ge=1)
+    lr: float = opt(1e-4, "peak learning rate (AdamW, linear warmup then linear decay)", gt=0)
+    warmup_steps: int = opt(20, "learning-rate warmup steps", ge=0)
     weight_decay: float = opt(0.0, "AdamW weight decay")
     max_grad_norm: float = opt(1.0, "gradient clipping norm (0 = off)")
-    max_seq_length: int = opt(128, "tokens per sequence; longer inputs keep the END of the response (left-truncated)")
-    pooling: str = opt("auto", "pooling of the backbone output: auto = mean for encoders, last token for decoders", choices=POOLING_CHOICES)
-    center_coef: float = opt(0.0, "reward-centring coefficient c in c*mean((r_c + r_r)^2) (bt and quantile-from-preferences)")
-    rank_coef: float = opt(1.0, "weight of a Bradley-Terry ranking term between responses of one prompt: quantile on scored data ranks the mean of the quantiles by the first score; prm ranks the k-th steps of two solutions, one labelled right and one wrong (a pointwise loss alone learns slowly from a few responses per prompt); 0: off")
-    lm_coef: float | None = opt(None, "weight of a next-token loss on the preferred responses (chosen; all-correct step lists; top-scored rows) that keeps the backbone's LM skills (GRM). Default: 1.0 on a causal-LM backbone, 0 on encoders")
-    score_columns: tuple[str, ...] = opt((), "scored data: the numeric columns to model (one QRM attribute each); default: every numeric column")
-    n_quantiles: int = opt(19, "quantile levels, evenly spaced in (0, 1) (19 -> 0.05..0.95)")
-    gating: bool = opt(True, "quantile: mix attributes with a per-prompt gating network")
-    gate_temperature: float = opt(5.0, "quantile: softmax temperature of the gate")
-    step_separator: str = opt("\n", "prm: text placed after each step (the label sits on the step's last token)")
-    n_train: int = opt(2000, "generated data: training rows")
-    n_eval: int = opt(400, "generated data: held-out rows (the task's fixed test split)")
-    eval_fraction: float = opt(0.1, "with --data and no --eval-data: share of prompts held out")
-    eval_every: int = opt(75, "evaluate every N steps (and at the end)")
-    save_every: int = opt(75, "checkpoint every N steps (and at the end)")
-    keep_checkpoints: int = opt(2, "checkpoints kept (oldest removed first)")
-    log_every: int = opt(10, "write training metrics every N steps")
-    eval_batch_size: int = opt(64, "batch size for evaluation and scoring")
+    mixed_precision: str = opt("auto", "auto: bf16 autocast where the device does bf16 fast, else no (fp32); config.json records the choice", choices=PRECISION_CHOICES)
     seed: int = opt(0, "seed for data order, generated data and head initialisation")
     resume: bool = opt(False, "continue from the last complete checkpoint in --output")
-    padding_free: bool = opt(False, "run the backbone on each batch's real tokens only, no padding (TRL's padding_free, without flash attention): MiniLM 48.9 vs 37.1 pairs/s, but slower on a tiny backbone (the policy's: 222 vs 249), and on CPU the heap fragments as the packed length changes from batch to batch (peak RSS 1.38 against 1.21 GB in the bench's 100 steps; docs/reward_models.md); checked against the padded forward on the first batch, and off with a note where the backbone does not support it. Same outputs up to float rounding, so other bits than padded batches")
-    length_chunks: int = opt(2, "without padding-free batches: run each batch as N length-sorted pieces to skip padding compute (single process; several processes use 1)")
-    freeze_embeddings: bool | None = opt(None, "keep the backbone's token embeddings fixed: their dense gradient and AdamW update are the largest non-matmul cost of a bf16 step (MiniLM, 100 steps: 46.5 against 39.2 pairs/s, held-out accuracy 0.890 against 0.885). Default: on with bf16, off otherwise")
-    disable_dropout: bool = opt(True, "turn the backbone's dropout off while training (as TRL's RewardTrainer does)")
-    mixed_precision: str = opt("auto", "auto: bf16 autocast where the device does bf16 fast (CUDA; a CPU with AMX or AVX512-BF16), else no (fp32); config.json records what auto chose (rewardlab/runtime.py)", choices=PRECISION_CHOICES)
-    stop_at: str | None = opt(None, "stop once a held-out metric reaches a value, checked at each evaluation, e.g. pairwise_accuracy=0.97 or step_auroc=0.9 (learning curves jump: a target is a better stopping rule than a step count); --steps stays the limit and sets the schedule")
-    cpu_threads: int = opt(0, "torch CPU threads when running on CPU (0: 1 on a machine with <= 2 cores, else half of them, never more than a machine-fixed count, so the numbers do not depend on the load; more than the free cores prints a warning)")
-    lora: bool = opt(False, "train LoRA adapters (peft) on the backbone's linear layers instead of all its weights; the head is trained in full. The final model has the adapters merged (it loads like any reward model); the adapters alone are saved in lora_adapter/")
-    lora_r: int = opt(16, "LoRA rank")
-    lora_alpha: int = opt(32, "LoRA alpha (the update is scaled by alpha / r)")
-    lora_dropout: float = opt(0.0, "LoRA dropout")
-    lora_target: str = opt("all-linear", "modules LoRA adapts: all-linear, or comma-separated module names (e.g. q_proj,v_proj)")
+    cpu_threads: int = opt(0, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them); see docs/training.md", ge=0)
 
     def __post_init__(self) -> None:
-        checks = {
-            "steps": self.steps >= 1, "batch_size": self.batch_size >= 1, "lr": self.lr > 0,
-            "warmup_steps": self.warmup_steps >= 0, "max_seq_length": self.max_seq_length >= 8,
-            "n_quantiles": self.n_quantiles >= 2, "eval_every": self.eval_every >= 1, "save_every": self.save_every >= 1,
-            "log_every": self.log_every >= 1, "n_train": self.n_train >= 1, "n_eval": self.n_eval >= 1,
-            "eval_batch_size": self.eval_batch_size >= 1, "keep_checkpoints": self.keep_checkpoints >= 1, "length_chunks": self.length_chunks >= 1,
-            "eval_fraction": 0 < self.eval_fraction < 1, "gate_temperature": self.gate_temperature > 0, "rank_coef": self.rank_coef >= 0,
-            "lora_r": self.lora_r >= 1, "lora_alpha": self.lora_alpha > 0, "lora_dropout": 0 <= self.lora_dropout < 1,
-        }
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            raise ValueError(f"invalid --{bad[0].replace('_', '-')}={getattr(self, bad[0])!r}; see `rewardlab train-rm --help`")
-        if "\\" in self.step_separator:  # "\\n" typed on a command line means a newline
-            object.__setattr__(self, "step_separator", self.step_separator.encode().decode("unicode_escape"))
         if self.kind == "qrm":
             object.__setattr__(self, "kind", "quantile")
-        if self.kind not in KINDS:
-            raise ValueError(f"--kind must be one of {', '.join(KINDS)} (or qrm), got {self.kind!r}")
-        if self.stop_at is not None:
-            name, eq, value = self.stop_at.partition("=")
-            try:
-                float(value)
-            except ValueError:
-                eq = ""
-            if not eq or not name:
-                raise ValueError(f"invalid --stop-at={self.stop_at!r}; use METRIC=VALUE, e.g. pairwise_accuracy=0.97")
-        if self.lm_coef is not None and not (self.lm_coef >= 0 and math.isfinite(self.lm_coef)):
-            raise ValueError(f"invalid --lm-coef={self.lm_coef!r}; use a weight >= 0")
+        for check in (self.check_rm_rows, self.check_backbone, self.check_objective, self.check_schedule, self.check_adapter,
+                      self.check_runtime):
+            check()
+        check_fields(self, TrainRMConfig)
 
     @property
     def output_dir(self) -> Path:

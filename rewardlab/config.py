@@ -28,10 +28,41 @@ from typing import Any
 
 
 def opt(default: Any, help: str, **metadata: Any) -> Any:
-    """A dataclass field with a default and a help string (shown by `--help`)."""
+    """A dataclass field with a default and a one-line help string (shown by `--help`). Constraints
+    in `metadata`, checked by `check_fields`: `choices` (also the command line's), `gt`, `ge`."""
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help, **metadata})
     return dataclasses.field(default=default, metadata={"help": help, **metadata})
+
+
+def check_fields(config: Any, piece: type) -> None:
+    """Check on `config` the constraints written on the fields that `piece` declares itself
+    (`choices`, `gt`, `ge`; None passes `gt` / `ge`), naming the option.
+
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Demo:
+    ...     steps: int = opt(10, "optimizer steps", gt=0)
+    ...     mode: str = opt("a", "mode", choices=("a", "b"))
+    >>> check_fields(Demo(steps=0), Demo)
+    Traceback (most recent call last):
+    ...
+    ValueError: --steps must be > 0, got 0
+    >>> check_fields(Demo(mode="c"), Demo)
+    Traceback (most recent call last):
+    ...
+    ValueError: --mode 'c' is not valid; valid values: a, b
+    """
+    own = set(vars(piece).get("__annotations__", {}))
+    for f in dataclasses.fields(piece):
+        if f.name not in own:
+            continue
+        value, meta, flag = getattr(config, f.name), f.metadata, "--" + f.name.replace("_", "-")
+        if "choices" in meta and value not in meta["choices"]:
+            raise ValueError(f"{flag} {value!r} is not valid; valid values: {', '.join(sorted(map(str, meta['choices'])))}")
+        if "gt" in meta and value is not None and not value > meta["gt"]:
+            raise ValueError(f"{flag} must be > {meta['gt']}, got {value}")
+        if "ge" in meta and value is not None and not value >= meta["ge"]:
+            raise ValueError(f"{flag} must be >= {meta['ge']}, got {value}")
 
 
 def _base_type(tp: Any) -> tuple[Any, bool]:

@@ -42,12 +42,34 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from rewardlab.config import config_to_dict, save_config
+from dataclasses import dataclass
+
+from rewardlab.config import check_fields, config_to_dict, opt, save_config
 
 STATE_FILE = "trainer_state.json"
 RUN_ARTEFACTS = ("config.json", "metrics.jsonl", "summary.json", "checkpoints", "policy", "report.md", "report.html",
                  "tensorboard")
 PLOT_GLOB = "*.png"  # the report's plots
+
+
+@dataclass(frozen=True)
+class RunFolderConfig:
+    """The run folder and its checkpoints: a piece of `rl`'s config."""
+
+    output_dir: Path = opt(Path("runs/rl"), "run folder: config, metrics.jsonl, checkpoints, report, final policy")
+    checkpoint_every: int = opt(50, "write a checkpoint every N steps (0: only at the end)", ge=0)
+    keep_checkpoints: int = opt(2, "checkpoints kept on disk", gt=0)
+    resume: bool = opt(False, "continue from the latest checkpoint in --output-dir")
+    overwrite: bool = opt(False, "delete the run already in --output-dir and start again")
+    tensorboard: bool = opt(False, "also log to TensorBoard (needs `tensorboard`)")
+    report: bool = opt(True, "write report.md / report.html and PNG plots at the end")
+
+    def check_run_folder(self) -> None:
+        check_fields(self, RunFolderConfig)
+        if self.resume and self.overwrite:
+            raise ValueError("--resume continues the run in --output-dir and --overwrite deletes it; pass one of them")
+
+    __post_init__ = check_run_folder
 
 
 # ---------------------------------------------------------------- atomic writes
@@ -161,11 +183,24 @@ def start_run_dir(config: Any, out_dir: str | Path, resume_from: Path | None) ->
 
 def truncate_metrics(path: Path, step: int, drop: Callable[[dict], bool] = lambda record: False) -> None:
     """Drop the records a killed run logged after its checkpoint at `step` (a resumed run logs them
-    again), and those `drop` names; the kept lines are left as they were written."""
-    if path.exists():
-        kept = [ln for ln in path.read_text().splitlines()
-                if ln.strip() and json.loads(ln)["step"] <= step and not drop(json.loads(ln))]
-        path.write_text("".join(ln + "\n" for ln in kept))
+    again), and those `drop` names; the kept lines are left as they were written. A last line cut
+    short by the kill is dropped; an unreadable line before it is an error. The file is replaced
+    atomically."""
+    if not path.exists():
+        return
+    lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+    kept = []
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):  # half-written when the run was killed
+                break
+            raise ValueError(f"{path}: line {number} is not JSON ({line[:80]!r}); only the last line may be cut short by a kill: "
+                             "repair or delete that line, then resume") from None
+        if record["step"] <= step and not drop(record):
+            kept.append(line)
+    write_text_atomically(path, "".join(ln + "\n" for ln in kept))
 
 
 # ---------------------------------------------------------------- checkpoints

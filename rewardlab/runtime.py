@@ -28,8 +28,24 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+from dataclasses import dataclass
+
+from rewardlab.config import check_fields, opt
 
 _warned: set[tuple[str, int]] = set()
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """Seed and CPU threads: a piece of every training command's config (`rl`, `rm-data`, `train-rm`)."""
+
+    seed: int = opt(0, "random seed")
+    cpu_threads: int = opt(1, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them); see docs/training.md", ge=0)
+
+    def check_runtime(self) -> None:
+        check_fields(self, RuntimeConfig)
+
+    __post_init__ = check_runtime
 
 
 def machine_cores() -> int:

@@ -34,6 +34,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from rewardlab.config import check_fields, opt
+
 TOKEN_ENV = "REWARDLAB_SERVICE_TOKEN"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # loopback names: always accepted in the Host header
 WILDCARD = ("0.0.0.0", "::", "")  # listening on every interface
@@ -122,6 +124,76 @@ def _media_type(value: str) -> str:
 
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """The HTTP settings of every `serve-*` command (a piece of its config: flat on the command line)."""
+
+    host: str = opt("127.0.0.1", "interface to listen on (0.0.0.0 exposes it to the network: use --token)")
+    port: int = opt(8000, "TCP port")
+    token: Optional[str] = opt(None, "bearer token clients must send (default: $REWARDLAB_SERVICE_TOKEN, else a random one printed at start)")
+    no_token: bool = opt(False, "serve without a token: every local user (and web page) that can reach the port may call it")
+    allowed_hosts: list[str] = opt([], "names clients may use in the Host header besides loopback names, IP addresses and --host (repeatable)")
+    max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)", ge=1)
+    max_concurrent: int = opt(1024, "requests in flight at once, queued or being scored (429 + Retry-After past it)", ge=1)
+    body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it)")
+    max_header_kb: int = opt(32, "largest total size of a request's headers in KiB (431 past it)", ge=1)
+    max_headers: int = opt(100, "most headers in one request (431 past it)", ge=1)
+    log_level: str = opt("info", "uvicorn log level", choices=LOG_LEVELS)
+
+    def check_service(self) -> None:
+        check_fields(self, ServiceConfig)
+        if not 0 < self.port < 65536:
+            raise ValueError(f"--port must be in 1..65535, got {self.port}")
+        if self.token is not None and not self.token.strip():
+            raise ValueError("--token must not be empty")
+        if self.token is not None and self.no_token:
+            raise ValueError("--token and --no-token contradict each other: give one")
+        _check_seconds(self, ("body_timeout",))
+
+    __post_init__ = check_service
+
+    def service_limits(self, command: str, **more: Any) -> "ServiceLimits":
+        """The `ServiceLimits` these settings (and a piece's `more`, e.g. the batching ones) give,
+        with the token and the Host names of `service_access` (a token is made and printed if none is given)."""
+        return ServiceLimits(max_body_bytes=self.max_body_kb * 1024, max_concurrent=self.max_concurrent,
+                             body_timeout=self.body_timeout, max_header_bytes=self.max_header_kb * 1024,
+                             max_headers=self.max_headers, **service_access(self, command), **more)
+
+
+@dataclass(frozen=True)
+class BatchingConfig:
+    """Micro-batching and request limits of a service that scores items (`serve-verifier`, `serve-reward`)."""
+
+    max_items: int = opt(4096, "most items per request (413 past it)", ge=1)
+    batch_items: int = opt(256, "most items scored in one micro-batch of concurrent requests", ge=1)
+    batch_wait: float = opt(0.005, "seconds the first waiting request waits for others to join its batch")
+    max_queue: int = opt(16384, "items waiting to be scored; a request that finds the queue full gets 503 + Retry-After", ge=1)
+    request_timeout: float = opt(120.0, "deadline of one request in seconds, time in the queue included (504 past it)")
+
+    def check_batching(self) -> None:
+        check_fields(self, BatchingConfig)
+        if not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
+            raise ValueError(f"--batch-wait must be a number of seconds >= 0, got {self.batch_wait}")
+        _check_seconds(self, ("request_timeout",))
+
+    __post_init__ = check_batching
+
+    def batching_limits(self) -> dict[str, Any]:
+        """These settings as `ServiceLimits` keywords."""
+        return {"max_items": self.max_items, "batch_items": self.batch_items, "batch_wait": self.batch_wait,
+                "max_queue": self.max_queue, "request_timeout": self.request_timeout}
+
+
+def _check_seconds(config: Any, names: tuple) -> None:
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {value}")
 
 
 async def _reply(send: Any, status: int, detail: str, headers: tuple = ()) -> None:

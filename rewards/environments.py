@@ -414,14 +414,14 @@ def build_env(spec: str) -> Callable[[], Any]:
     `module:attribute` naming a class or a zero-argument factory of your own."""
     import importlib
 
-    from rewards.spec import _split_args
+    from rewards.spec import split_args
 
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"an environment spec must be a non-empty string, got {spec!r}; built in: {', '.join(ENVIRONMENTS)}")
     name, *parts = spec.strip().split(":")
     if name in ENVIRONMENTS:
         cls, usage = ENVIRONMENTS[name]
-        positional, keyword = _split_args(parts)
+        positional, keyword = split_args(parts)
         if positional:
             raise ValueError(f"environment spec {spec!r}: options are key=value; usage: {usage}")
         known = {f.name for f in cls.__dataclass_fields__.values() if f.init}

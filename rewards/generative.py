@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from rewards.base import (NamedReward, Text, check_batch, completion_text, group_indices, inner_columns, model_prompts, prompt_text,
                           publish)
+from rewards.judge import judge_delta, judge_stats
 from rewards.prm import split_steps
 
 MODES = ("pyes", "pointwise")
@@ -62,7 +63,7 @@ class GenerativeRMReward(NamedReward):
         check_batch(prompts, completions, self.name)
         texts = [completion_text(c) for c in completions]
         questions = [prompt_text(p) for p in model_prompts(prompts, columns)]
-        before = _judge_stats(self.judge)
+        before = judge_stats(self.judge)
         if self.mode == "pyes":
             out: list[float | None] = [None if x is None else float(x) for x in self.judge.p_yes(questions, texts)]
             kept = [x for x in out if x is not None]
@@ -89,21 +90,10 @@ class GenerativeRMReward(NamedReward):
             metrics = {"score_mean": sum(kept) / len(kept) if kept else float("nan"), "n_unparseable": unparseable,
                        "unparseable_frac": unparseable / judgments if judgments else 0.0,
                        "none_frac": (len(out) - len(kept)) / max(len(out), 1)}
-        metrics.update(_delta(before, _judge_stats(self.judge)))
+        metrics.update(judge_delta(before, judge_stats(self.judge)))
         publish(self, metrics, columns)
         return out
 
-
-def _judge_stats(judge: Any) -> dict[str, float]:
-    from rewards.judge import _judge_stats as stats
-
-    return stats(judge)
-
-
-def _delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
-    from rewards.judge import _delta as delta
-
-    return delta(before, after)
 
 
 FIRST_ERROR_TEMPLATE = (

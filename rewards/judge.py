@@ -37,12 +37,12 @@ from rewards.base import (NamedReward, Text, check_batch, completion_text, gold_
 ASK_DEFAULT = ("no_answer", "incorrect")
 
 
-def _judge_stats(judge: Any) -> dict[str, float]:
+def judge_stats(judge: Any) -> dict[str, float]:
     stats = getattr(judge, "stats", None)
     return stats.snapshot() if stats is not None and hasattr(stats, "snapshot") else {}
 
 
-def _delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+def judge_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     """What a judge's counters moved by during one call (`judge/<counter>`)."""
     return {f"judge/{k}": v - before.get(k, 0.0) for k, v in after.items()}
 
@@ -80,14 +80,14 @@ class JudgeReward(NamedReward):
         check_batch(prompts, completions, self.name)
         who = f"reward {self.name!r}"
         golds = gold_texts(require_column(columns, self.answer_column, len(completions), who), self.answer_column, who)
-        before = _judge_stats(self.judge)
+        before = judge_stats(self.judge)
         have = [i for i, g in enumerate(golds) if g is not None]
         said = ask_judge(self.judge, prompts, completions, golds, columns, have)
         out: list[float | None] = [None if said.get(i) is None else float(said[i]) for i in range(len(completions))]
         n = max(len(out), 1)
         metrics = {"yes": float(sum(v is True for v in said.values())), "no": float(sum(v is False for v in said.values())),
                    "failed": float(sum(v is None for v in said.values())), "missing_gold": float(len(completions) - len(have)),
-                   "none_frac": sum(v is None for v in out) / n, **_delta(before, _judge_stats(self.judge))}
+                   "none_frac": sum(v is None for v in out) / n, **judge_delta(before, judge_stats(self.judge))}
         publish(self, metrics, columns)
         return out
 
@@ -119,7 +119,7 @@ class HybridReward(NamedReward):
         out = list(self.verifier(prompts, completions, **inner_columns(columns)))
         verdicts = list(self.verifier.last_verdicts)
         golds = self.verifier.golds(prompts, columns, len(completions))
-        before = _judge_stats(self.judge)
+        before = judge_stats(self.judge)
         idx = [i for i, v in enumerate(verdicts) if v in self.ask and golds[i] is not None]
         said = ask_judge(self.judge, prompts, completions, golds, columns, idx)
         for i, yes in said.items():
@@ -129,6 +129,6 @@ class HybridReward(NamedReward):
                    "judge_asked": float(len(idx)), "judge_yes": float(sum(v is True for v in said.values())),
                    "judge_no": float(sum(v is False for v in said.values())), "judge_failed": float(sum(v is None for v in said.values())),
                    "accuracy": sum(v == self.verifier.rewards["correct"] for v in out if v is not None) / n,
-                   "none_frac": sum(v is None for v in out) / n, **_delta(before, _judge_stats(self.judge))}
+                   "none_frac": sum(v is None for v in out) / n, **judge_delta(before, judge_stats(self.judge))}
         publish(self, metrics, columns)
         return out

@@ -52,7 +52,7 @@ UTILITIES: dict[str, Callable[[Any, float], float]] = {
 UTILITY_DEFAULTS = {"mean": 0.0, "lower": 0.1, "cvar": 0.1, "risk": 0.5}
 
 
-def _load(path: str, kind: str, spec_name: str, **options: Any) -> Any:
+def load_reward_model_for(path: str, kind: str, spec_name: str, **options: Any) -> Any:
     """The reward model at `path`: the project's own, or a hub-format one (`reward_models.hub`;
     `options` such as label=, tag=, trust_remote_code= go to it)."""
     from reward_models import load_reward_model
@@ -66,6 +66,22 @@ def _load(path: str, kind: str, spec_name: str, **options: Any) -> Any:
         other = {"bt": "rm", "quantile": "qrm", "prm": "prm"}.get(rm.kind, rm.kind)
         raise ValueError(f"{path!r} is a {rm.kind!r} reward model, but the spec {spec_name!r} needs a {kind!r} one; use {other}:{path}")
     return rm
+
+
+def utility_param(utility: str, param: float | None) -> float:
+    """The parameter of a quantile utility: its default when None; alpha of lower / cvar checked
+    to lie in (0, 1) (`reward_models.scores.check_level`), so a bad level fails before a model loads."""
+    if utility not in UTILITIES:
+        raise ValueError(f"QuantileRMReward.utility must be one of {', '.join(UTILITIES)}, got {utility!r}")
+    param = UTILITY_DEFAULTS[utility] if param is None else param
+    if utility in ("lower", "cvar"):
+        from reward_models.scores import check_level
+
+        try:
+            check_level(param)
+        except ValueError:
+            raise ValueError(f"qrm: alpha for {utility!r} must be in (0, 1) (exclusive), got {param}") from None
+    return param
 
 
 def _standardized(values: list[float], stats: RunningStats | None, metrics: dict[str, float]) -> list[float]:
@@ -136,12 +152,7 @@ class QuantileRMReward(NamedReward):
     last_metrics: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.utility not in UTILITIES:
-            raise ValueError(f"QuantileRMReward.utility must be one of {', '.join(UTILITIES)}, got {self.utility!r}")
-        if self.param is None:
-            object.__setattr__(self, "param", UTILITY_DEFAULTS[self.utility])
-        if self.utility in ("lower", "cvar") and not 0.0 < self.param <= 1.0:
-            raise ValueError(f"QuantileRMReward: alpha for {self.utility!r} must be in (0, 1], got {self.param}")
+        object.__setattr__(self, "param", utility_param(self.utility, self.param))
         if self.standardize and self.stats is None:
             object.__setattr__(self, "stats", RunningStats())
 
@@ -169,7 +180,7 @@ def scalar_rm_from_spec(path: str | None = None, *flags: str, standardize: bool 
         raise ValueError(f"rm spec: unknown option {unknown[0]!r}; valid: standardize, label=N, max_length=N, trust_remote_code=true"
                          + suggestion(unknown[0], ["standardize"]))
     standardize = standardize or "standardize" in flags
-    model = _load(path, "bt", f"rm:{path}", label=label, max_length=max_length, trust_remote_code=trust_remote_code)
+    model = load_reward_model_for(path, "bt", f"rm:{path}", label=label, max_length=max_length, trust_remote_code=trust_remote_code)
     return ScalarRMReward(model, standardize=standardize, batch_size=batch_size)
 
 
@@ -182,5 +193,6 @@ def quantile_rm_from_spec(path: str | None = None, *flags: str, standardize: boo
         raise ValueError(f"qrm spec: give at most one utility ({', '.join(UTILITIES)}), got {names + unknown}"
                          + (suggestion(unknown[0], [*UTILITIES, "standardize", "batch_size"]) if unknown else ""))
     name = names[0] if names else "mean"
-    return QuantileRMReward(_load(path, "quantile", f"qrm:{path}"), utility=name, param=utility.get(name),
+    utility_param(name, utility.get(name))  # before the model loads
+    return QuantileRMReward(load_reward_model_for(path, "quantile", f"qrm:{path}"), utility=name, param=utility.get(name),
                             standardize=standardize or "standardize" in flags, batch_size=batch_size)

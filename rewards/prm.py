@@ -163,7 +163,8 @@ class PRMReward(NamedReward):
             raise ValueError(f"PRMReward.aggregate must be one of {', '.join(AGGREGATIONS)} or None, got {self.aggregate!r}")
         config = getattr(self.model, "config", None)
         if self.eta is None:
-            object.__setattr__(self, "eta", float(getattr(config, "clip_eta", None) or 0.5))
+            stored = getattr(config, "clip_eta", None)
+            object.__setattr__(self, "eta", 0.5 if stored is None else float(stored))
         if self.separator is None:
             object.__setattr__(self, "separator", getattr(config, "step_separator", None) or "\n")
         if not self.separator:
@@ -233,7 +234,7 @@ def prm_from_spec(path: str | None = None, *flags: str, eta: float | None = None
         else:
             raise ValueError(f"prm spec: unknown option {flag!r}; refinements: {', '.join(REFINEMENTS)}; "
                              f"aggregations: {', '.join(AGGREGATIONS)}" + suggestion(flag, [*REFINEMENTS, *AGGREGATIONS]))
-    from rewards.learned import _load
+    from rewards.learned import load_reward_model_for
     from rewards.verifier import VerifierReward
 
     success_fn = VerifierReward(kind=success, answer_column=column) if success else None
@@ -242,5 +243,5 @@ def prm_from_spec(path: str | None = None, *flags: str, eta: float | None = None
         if not sep:
             raise ValueError("prm spec: sep= is empty; write sep=space, sep=newline, sep=tab or the separator text")
     hub = {"tag": tag, "good": good, "bad": bad, "system": system, "max_length": max_length, "trust_remote_code": trust_remote_code}
-    return PRMReward(_load(path, "prm", f"prm:{path}", **hub), refine=refine, aggregate=aggregate, eta=eta, alpha=alpha,
+    return PRMReward(load_reward_model_for(path, "prm", f"prm:{path}", **hub), refine=refine, aggregate=aggregate, eta=eta, alpha=alpha,
                      success=success_fn, separator=sep, batch_size=batch_size)

@@ -44,6 +44,46 @@ def _finite(metrics: dict[str, Any]) -> dict[str, float | None]:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
 
 
+def _batch_runner(reward: Any) -> Any:
+    """The micro-batcher's function for `reward`: one reward call for the items of every request in
+    the batch; each gets its own slice of values (and of step rewards when they are dense)."""
+
+    def run_batch(key: Any, payloads: list) -> list:
+        prompts = [p for payload in payloads for p in payload[0]]
+        completions = [c for payload in payloads for c in payload[1]]
+        columns = {name: [v for payload in payloads for v in payload[2][name]] for name in payloads[0][2]}
+        out = call_reward(reward, prompts, completions, **columns)
+        if len(out) != len(completions):
+            raise RuntimeError(f"the reward returned {len(out)} values for {len(completions)} completions")
+        metrics = dict(reward_metrics(reward))
+        if len(payloads) > 1:
+            metrics.update({"batch/requests": float(len(payloads)), "batch/items": float(len(completions))})
+        dense = isinstance(out, RewardOutput) and out.is_dense
+        results, at = [], 0
+        for payload in payloads:
+            n = len(payload[1])
+            part = {"values": list(out[at : at + n]) if not isinstance(out, RewardOutput) else out.totals[at : at + n],
+                    "metrics": metrics}
+            if dense:
+                part["step_rewards"], part["step_ends"] = out.step_rewards[at : at + n], out.step_ends[at : at + n]
+            results.append(part)
+            at += n
+        return results
+
+    return run_batch
+
+
+def _check_lengths(prompts: list, completions: list, columns: dict[str, list]) -> None:
+    """A 422 unless there is one prompt and one value of each column per completion."""
+    from fastapi import HTTPException
+
+    if len(prompts) != len(completions):
+        raise HTTPException(422, f"prompts has {len(prompts)} items but completions has {len(completions)}; send one prompt per completion")
+    for name, values in columns.items():
+        if len(values) != len(completions):
+            raise HTTPException(422, f"columns[{name!r}] has {len(values)} values for {len(completions)} completions")
+
+
 def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: float = 0.0, label_column: str = "answer") -> Any:
     """A FastAPI app serving `reward` (any reward function), protected by `limits`
     (a `rewardlab.service.ServiceLimits`; default limits when None).
@@ -70,30 +110,7 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     merge = is_itemwise(reward)
     alone = itertools.count()  # a key of its own for each request when requests must not be merged
 
-    def run_batch(key: Any, payloads: list) -> list:
-        """One reward call for the items of every request in the batch; each gets its own slice."""
-        prompts = [p for payload in payloads for p in payload[0]]
-        completions = [c for payload in payloads for c in payload[1]]
-        columns = {name: [v for payload in payloads for v in payload[2][name]] for name in payloads[0][2]}
-        out = call_reward(reward, prompts, completions, **columns)
-        if len(out) != len(completions):
-            raise RuntimeError(f"the reward returned {len(out)} values for {len(completions)} completions")
-        metrics = dict(reward_metrics(reward))
-        if len(payloads) > 1:
-            metrics.update({"batch/requests": float(len(payloads)), "batch/items": float(len(completions))})
-        dense = isinstance(out, RewardOutput) and out.is_dense
-        results, at = [], 0
-        for payload in payloads:
-            n = len(payload[1])
-            part = {"values": list(out[at : at + n]) if not isinstance(out, RewardOutput) else out.totals[at : at + n],
-                    "metrics": metrics}
-            if dense:
-                part["step_rewards"], part["step_ends"] = out.step_rewards[at : at + n], out.step_ends[at : at + n]
-            results.append(part)
-            at += n
-        return results
-
-    batcher = make_batcher(limits, run_batch, concurrency=1, name="reward-batcher")
+    batcher = make_batcher(limits, _batch_runner(reward), concurrency=1, name="reward-batcher")
     app.state.batcher = batcher
 
     async def scored(prompts: list, completions: list, columns: dict[str, list]) -> dict[str, Any]:
@@ -135,11 +152,7 @@ def create_app(reward: Any, spec: str = "", limits: Any = None, none_score: floa
     @app.post("/reward")
     async def batch(request: BatchRequest) -> dict[str, Any]:
         check_items(app, len(request.completions))
-        if len(request.prompts) != len(request.completions):
-            raise HTTPException(422, f"prompts has {len(request.prompts)} items but completions has {len(request.completions)}; send one prompt per completion")
-        for name, values in request.columns.items():
-            if len(values) != len(request.completions):
-                raise HTTPException(422, f"columns[{name!r}] has {len(values)} values for {len(request.completions)} completions")
+        _check_lengths(request.prompts, request.completions, request.columns)
         part = await scored(request.prompts, request.completions, request.columns)
         body: dict[str, Any] = {"rewards": [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in part["values"]],
                                 "metrics": _finite(part["metrics"])}

@@ -29,7 +29,7 @@ from verifiers.api import OPTION_CHECKS
 Factory = Callable[..., Any]
 
 
-def _value(text: str) -> Any:
+def spec_value(text: str) -> Any:
     low = text.lower()
     if low in ("none", "null"):
         return None
@@ -167,13 +167,13 @@ def _usage() -> str:
     return "; ".join(usage for _, usage in REWARDS.values()) + "; a combination a*W+b*W; or module:function"
 
 
-def _split_args(parts: list[str]) -> tuple[list[Any], dict[str, Any]]:
+def split_args(parts: list[str]) -> tuple[list[Any], dict[str, Any]]:
     positional, keyword = [], {}
     for part in parts:
         for piece in part.split(",") if "=" in part else [part]:
             if "=" in piece:
                 key, _, value = piece.partition("=")
-                keyword[key.strip().replace("-", "_")] = _value(value.strip())
+                keyword[key.strip().replace("-", "_")] = spec_value(value.strip())
             elif piece:
                 positional.append(piece)
     return positional, keyword
@@ -220,7 +220,7 @@ def build_single(spec: str) -> Any:
     name, *parts = split_spec(spec)
     if name in REWARDS:
         factory, usage = REWARDS[name]
-        positional, keyword = _split_args(parts)
+        positional, keyword = split_args(parts)
         try:
             return factory(*positional, **keyword)
         except TypeError as exc:

@@ -90,8 +90,8 @@ def test_rm_data_rl_and_heldout_prompts_never_overlap(tmp_path, monkeypatch):
     assert len(rm["train"]) > 15_000 and len(rm["test"]) > 400
     for seed in (0, 1):
         run = prepare_run(RLConfig(seed=seed, output_dir=str(tmp_path / f"rl{seed}")))
-        rl = {r["prompt"] for r in run["rows"]}
-        held = {r["prompt"] for r in run["eval_rows"] + run["probe_rows"]}
+        rl = {r["prompt"] for r in run.rows}
+        held = {r["prompt"] for r in run.eval_rows + run.probe_rows}
         assert len(rl) > 15_000 and len(held) == 500 + RLConfig().probe_size  # evaluated, and the gold probe
         assert rm["train"] & rl == set() and rm["test"] & rl == set()
         assert rm["train"] & held == set() and rm["test"] & held == set() and rl & held == set()

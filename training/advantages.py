@@ -25,6 +25,8 @@ from typing import Callable
 
 import torch
 
+from rewardlab.config import check_fields, opt
+
 
 def sequence_rewards(rewards: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """rewards, mask: [N, T] -> [N] total reward of each completion."""
@@ -196,3 +198,25 @@ def flatten_negligible_groups(rewards_t: torch.Tensor, completion_mask: torch.Te
     rows = flat.nonzero().flatten()
     out[rows, last[rows]] -= (seq - mean)[rows]
     return out
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """The advantage estimator and its settings: a piece of `rl`'s config."""
+
+    estimator: str = opt("grpo", "advantage estimator", choices=tuple(ESTIMATORS))
+    eps: float = opt(1e-6, "std epsilon of the estimators")
+    qae_k: float = opt(0.4, "qae: quantile K of the baseline")
+    w_lambda: float = opt(0.1, "w_reinforce: advantage of a success (failures get -1)")
+    zvp_alpha: float = opt(0.1, "rl_zvp: entropy scale for zero-variance groups")
+    success_threshold: float = opt(0.5, "w_reinforce / rl_zvp: a reward above this is a success")
+    gamma: float = opt(1.0, "discount for token returns (reinforce_pp, gae)")
+    lam: float = opt(0.95, "GAE lambda")
+
+    def check_estimator(self) -> None:
+        check_fields(self, EstimatorConfig)
+        if not 0 < self.qae_k < 1:
+            raise ValueError(f"--qae-k must be in (0, 1), got {self.qae_k}")
+
+    __post_init__ = check_estimator

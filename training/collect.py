@@ -140,12 +140,12 @@ def collect_batch(run: Run, first: Any = None) -> Batch | None:
         zero_var += n_flat
         if groups is not None:
             kept.append(groups)
-    run.counters["prompts_seen"] += drawn
+    run.counters.prompts_seen += drawn
     if not kept:
         return None
     rollout = _concat([k.rollout for k in kept], run.tokenizer.pad_token_id)
     return Batch(rows=[r for k in kept for r in k.rows], prompts=[p for k in kept for p in k.prompts],
-                 rollout=rollout, scores=_merge_scores([k.scores for k in kept]),
+                 rollout=rollout, scores=merge_scores([k.scores for k in kept]),
                  gold=[g for k in kept for g in k.gold] if kept[0].gold is not None else None, metrics=metrics,
                  drawn=drawn, zero_variance_groups=zero_var, seconds=seconds,
                  behaviour=concat_behaviour([k.behaviour for k in kept], rollout.completion_ids.shape[1]))
@@ -173,10 +173,17 @@ def keep_groups(run: Run, scored: ScoredRound) -> tuple[KeptGroups | None, int]:
     return groups, int((~varied).sum())
 
 
-def _merge_scores(parts: list[Scores]) -> Scores:
+def merge_scores(parts: list[Scores]) -> Scores:
+    """One `Scores` for the kept groups of several rounds; when some rounds have per-step rewards and
+    others not, the rows of the others get no steps (their total sits on the last token)."""
+    dense = any(s.step_rewards is not None for s in parts)
+
+    def rows(s: Scores, values: list[list] | None) -> list[list]:
+        return values if values is not None else [[] for _ in s.totals]
+
     return Scores(totals=[t for s in parts for t in s.totals], applicable=[a for s in parts for a in s.applicable],
-                  step_rewards=[x for s in parts for x in (s.step_rewards or [])] or None,
-                  step_ends=[x for s in parts for x in (s.step_ends or [])] or None)
+                  step_rewards=[x for s in parts for x in rows(s, s.step_rewards)] if dense else None,
+                  step_ends=[x for s in parts for x in rows(s, s.step_ends)] if dense else None)
 
 
 def overlap_rounds(run: Run, scorer: BackgroundScorer | None, ahead: Any, step: int) -> tuple[Any, Any]:

@@ -9,9 +9,12 @@ group reward variance was high. (Which groups dynamic sampling keeps is decided 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from rewardlab.config import check_fields, opt
 
 
 def group_variance_score(seq_rewards: torch.Tensor, group_size: int) -> torch.Tensor:
@@ -44,3 +47,22 @@ class VarianceCurriculum:
 
     def load_state(self, bank: list) -> None:
         self.bank = [(float(p), row) for p, row in bank]
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class SelectionConfig:
+    """Which groups a step trains on (dynamic sampling) and which prompts come back (curriculum):
+    a piece of `rl`'s config."""
+
+    zero_variance_tol: float = opt(1e-3, "a group whose reward spread is at most this x the batch's reward scale counts as zero-variance (docs/training.md)", ge=0)
+    dynamic_sampling: bool = opt(False, "DAPO: drop zero-variance groups and draw more prompts (up to --max-sampling-rounds)")
+    max_sampling_rounds: int = opt(3, "dynamic sampling: rollout rounds per step at most", gt=0)
+    curriculum: str = opt("none", "variance: replay prompts whose group reward variance p=4(k/G)(1-k/G) >= --curriculum-kappa", choices=("none", "variance"))
+    curriculum_kappa: float = opt(0.5, "variance curriculum: threshold on p")
+    curriculum_fraction: float = opt(0.5, "variance curriculum: at most this fraction of a step's prompts are replayed")
+
+    def check_selection(self) -> None:
+        check_fields(self, SelectionConfig)
+
+    __post_init__ = check_selection

@@ -21,7 +21,10 @@ True
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any, Sequence
+
+from rewardlab.config import check_fields, opt
 
 TASK_POOL = 20_000  # training prompts drawn from a procedural task (sampled with replacement)
 
@@ -113,3 +116,22 @@ class PromptStream:
 
     def load_state(self, state: dict[str, int]) -> None:
         self.position = int(state["position"])
+
+
+# ---------------------------------------------------------------- configuration
+DEFAULT_DATA = "arithmetic:digits=3,n_terms=2,ops=+"
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the prompts come from: a piece of `rl`'s and `rm-data`'s configs."""
+
+    data: str = opt(DEFAULT_DATA, "prompts: a task spec (arithmetic[:digits=3,n_terms=2,ops=+], functions[:ops=+-*]) or a JSONL/Parquet/CSV file or hub dataset")
+    eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's own held-out split, or none for files")
+    prompt_column: str = opt("prompt", "column holding the prompt (a string or chat messages); default: `prompt`, else `question` or `problem`")
+    answer_column: str = opt("answer", "column holding the gold answer, given to the rewards as `answer`")
+
+    def check_data(self) -> None:
+        check_fields(self, DataConfig)
+
+    __post_init__ = check_data

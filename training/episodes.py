@@ -29,7 +29,7 @@ import torch
 from rewards.base import NamedReward
 from rewards.environments import Turn, build_env, final_reward, resolve, run_step
 from training.reward_calls import Scores
-from training.rollout import (Rollout, StopOnStrings, _cache_argument, _decode, _eos_ids, completion_mask_and_texts,
+from training.rollout import (Rollout, StopOnStrings, cache_argument, sample_tokens, eos_token_ids, completion_mask_and_texts,
                               encode_prompts)
 
 MAX_OBSERVATION_TOKENS = 512  # an observation longer than this is cut (and counted)
@@ -99,12 +99,12 @@ def sample_episodes(model: Any, tokenizer: Any, prompts: Sequence[str], rows: Se
     """`num_samples` episodes per prompt (text prompts, already chat-templated) -> a Rollout whose
     rows are episodes (`action_mask` and `episodes` set)."""
     unwrapped = getattr(model, "module", model)
-    cache_arg = _cache_argument(unwrapped)
+    cache_arg = cache_argument(unwrapped)
     if cache_arg is None:
         raise ValueError(f"multi-turn rollouts drive the model with a KV cache and need its forward to take position_ids, "
                          f"use_cache and logits_to_keep; {type(unwrapped).__name__} does not")
     device = next(unwrapped.parameters()).device
-    eos_ids, pad = _eos_ids(unwrapped, tokenizer), tokenizer.pad_token_id
+    eos_ids, pad = eos_token_ids(unwrapped, tokenizer), tokenizer.pad_token_id
     n = len(prompts) * num_samples
     envs = [factory() for _ in range(n)]
     stop = tuple(getattr(envs[0], "stop", ()) or ()) if envs else ()
@@ -176,7 +176,7 @@ def _sample_turn(model: Any, cache_arg: str, tokenizer: Any, contexts: list[list
     context_ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
     context_mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
     stopper = StopOnStrings(tokenizer, stop, 0) if stop else None
-    out = _decode(model, cache_arg, context_ids, context_mask, num_samples, max_new_tokens, temperature, top_p, top_k,
+    out = sample_tokens(model, cache_arg, context_ids, context_mask, num_samples, max_new_tokens, temperature, top_p, top_k,
                   eos_ids, pad, stopper)
     if out.shape[1] == 0:
         return [([], "length") for _ in range(len(contexts) * num_samples)]

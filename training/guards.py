@@ -15,8 +15,11 @@ ValueError: --data: the default policy is a tiny character-level model for arith
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+from rewardlab.config import check_fields, opt
 
 CHECKED_ROWS = 256  # prompts looked at
 MAX_UNK_SHARE = 0.01  # a given model: refused when more than this share of prompt tokens are <unk>
@@ -89,3 +92,26 @@ def check_env_vocabulary(model: str | None, stop: Sequence[str], env: str) -> No
     if unk is not None and any(unk in tokenizer(s, add_special_tokens=False)["input_ids"] for s in stop):
         raise ValueError(f"--env {env}: the tokenizer of --model {model!r} cannot write {list(stop)} (they map to "
                          f"{tokenizer.unk_token!r}), so the policy could never call the tool; {hint}")
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class MonitorConfig:
+    """The monitors and what stops a run: a piece of `rl`'s config (docs/training.md, Monitors)."""
+
+    probe_size: int = opt(256, "held-out gold probe: prompts whose greedy accuracy is measured every --probe-every steps (0: off)", ge=0)
+    probe_every: int = opt(10, "steps between gold probes", gt=0)
+    hack_gold_drop: float = opt(0.05, "hack alarm: gold accuracy this far below its best while the proxy reward holds", gt=0)
+    hack_drift: float = opt(0.3, "hack alarm: mean completion length or PRM step count this far (relative) from its start", gt=0)
+    stop_on_alarm: bool = opt(False, "stop the run (policy, report and summary saved) when the hack monitor raises an alarm")
+    rollback_on_alarm: bool = opt(False, "on an alarm, stop and keep the policy of the best gold probe so far (implies --stop-on-alarm)")
+    max_none_steps: int = opt(2, "stop after this many steps in a row with a None reward for every completion (0: never)", ge=0)
+    max_constant_steps: int = opt(10, "stop after this many steps in a row with one reward value for every completion (0: never)", ge=0)
+    log_samples: int = opt(4, "sample completions (prompt, completion, reward, gold) logged per step", ge=0)
+
+    def check_monitors(self) -> None:
+        check_fields(self, MonitorConfig)
+        if self.rollback_on_alarm:
+            object.__setattr__(self, "stop_on_alarm", True)
+
+    __post_init__ = check_monitors

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from rewardlab.config import check_fields, opt
+
 
 def clipped_surrogate(
     logprobs: torch.Tensor,  # [N, T] under the current policy
@@ -89,3 +91,26 @@ def approx_kl(logprobs: torch.Tensor, old_logprobs: torch.Tensor) -> torch.Tenso
     """Per-token k3 estimate of KL(old || new), the usual PPO early-warning diagnostic: [N, T]."""
     log_r = (logprobs - old_logprobs).clamp(-10.0, 10.0)  # r = pi_new / pi_old on tokens sampled from pi_old
     return torch.exp(log_r) - 1 - log_r
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class LossConfig:
+    """The policy loss's terms and their weights: a piece of `rl`'s config."""
+
+    loss_agg: str = opt("token_mean", "loss aggregation", choices=tuple(AGGREGATIONS))
+    clip_low: float = opt(0.2, "lower clip epsilon of the ratio")
+    clip_high: float = opt(0.28, "upper clip epsilon of the ratio (clip-higher)")
+    dual_clip: float | None = opt(None, "dual-clip constant c > 1 for negative advantages (off when unset)")
+    entropy_coef: float = opt(0.0, "entropy bonus weight", ge=0)
+    value_coef: float = opt(0.5, "value loss weight (gae)")
+    value_clip: float = opt(0.2, "value clip range (gae)")
+
+    def check_loss(self) -> None:
+        check_fields(self, LossConfig)
+        if not (0 <= self.clip_low < 1 and self.clip_high >= 0):
+            raise ValueError(f"--clip-low must be in [0, 1) and --clip-high >= 0, got {self.clip_low}, {self.clip_high}")
+        if self.dual_clip is not None and self.dual_clip <= 1:
+            raise ValueError(f"--dual-clip must be > 1, got {self.dual_clip}")
+
+    __post_init__ = check_loss

@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from rewardlab.config import check_fields, opt
+from rewardlab.tables import looks_local
 from rewardlab.runs import write_folder_atomically
 from rewardlab.runtime import cpu_threads
 from training.tokenizer import char_tokenizer
@@ -239,3 +241,22 @@ def load_policy(path: str | None = None, dtype: Any = None) -> tuple[Any, Any]:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The policy model and how it is trained (all weights or LoRA): a piece of `rl`'s config."""
+
+    model: str | None = opt(None, "policy: a local folder or hub name; default: the tiny character-level Llama warm-started on arithmetic")
+    gradient_checkpointing: bool = opt(False, "trade compute for memory in the policy")
+    lora: bool = opt(False, "train LoRA adapters (peft) instead of all weights")
+    lora_r: int = opt(16, "LoRA rank")
+    lora_alpha: int = opt(32, "LoRA alpha")
+
+    def check_policy(self) -> None:
+        check_fields(self, PolicyConfig)
+        if self.model is not None and looks_local(self.model) and not Path(self.model).exists():
+            raise ValueError(f"--model {self.model!r} does not exist; pass a model folder, a hub name, or omit it for the default policy")
+
+    __post_init__ = check_policy

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 import torch
 
+from rewardlab.config import check_fields, opt
 from rewards.base import RewardOutput, reward_metrics, reward_name
 from rewards.concurrent import call_reward
 
@@ -34,6 +35,13 @@ class Scores:
     step_rewards: list[list[float]] | None = None
     step_ends: list[list[int]] | None = None
     metrics: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:  # one entry per completion in every list, or values land on other rows
+        n = len(self.totals or ())
+        for name in ("applicable", "step_rewards", "step_ends"):
+            values = getattr(self, name)
+            if values is not None and len(values) != n:
+                raise ValueError(f"Scores.{name} has {len(values)} entries for {n} completions")
 
 
 def _sample_text(prompts, completions, columns, indices) -> str:
@@ -148,3 +156,31 @@ def required_columns(fn: Any) -> set[str]:
         if callable(inner) and inner is not fn:
             need |= required_columns(inner)
     return need
+
+
+# ---------------------------------------------------------------- configuration
+@dataclass(frozen=True)
+class RewardConfig:
+    """The reward and the gold accuracy: a piece of `rl`'s config. Unset specs resolve here
+    (`env` with --env, else verifier:math), so config.json records the ones used."""
+
+    reward: str | None = opt(None, "reward spec, e.g. verifier:math, ttrl, verifier:math*1.0+format*0.1, prm:PATH:clip-delta, module:function (default: verifier:math; env with --env)")
+    env: str | None = opt(None, "multi-turn episodes with an environment that owns the reward: calculator[:cost=C,max_calls=K], code[:max_attempts=2], module:attribute")
+    max_turns: int = opt(4, "--env: policy turns per episode at most (each up to --max-new-tokens)", gt=0)
+    accuracy_reward: str | None = opt(None, "reward whose correct rate is logged as `accuracy` ('none' to skip; default: verifier:math, or the environment's)")
+
+    def check_reward(self) -> None:
+        check_fields(self, RewardConfig)
+        if self.reward is None:
+            object.__setattr__(self, "reward", "env" if self.env else "verifier:math")
+        if self.accuracy_reward is None:
+            from rewards.environments import accuracy_reward_of
+
+            object.__setattr__(self, "accuracy_reward", accuracy_reward_of(self.env) if self.env else "verifier:math")
+        if self.env and self.reward != "env":
+            raise ValueError(f"--env {self.env}: the reward is the environment's own (set its options in the spec, e.g. "
+                             f"calculator:cost=0.05); leave --reward unset or pass --reward env, got {self.reward!r}")
+        if self.reward == "env" and not self.env:
+            raise ValueError("--reward env is the reward of an environment; pass --env SPEC (e.g. --env calculator)")
+
+    __post_init__ = check_reward

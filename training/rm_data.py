@@ -50,55 +50,45 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from rewardlab.config import opt, save_config
-from training.config import DEFAULT_DATA
+from rewardlab.config import check_fields, opt, save_config
+from rewardlab.runtime import RuntimeConfig
+from training.data import DataConfig
+from training.rollout import DecodingConfig
 from verifiers.closeness import closeness
 
 STEP_LABELS = ("auto", "check", "mc", "none")
 SEPARATOR_NAMES = {"space": " ", "newline": "\n", "tab": "\t"}
 
 
+# the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
 @dataclass(frozen=True)
-class RMDataConfig:
-    model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start (shipped with the project, copied to the cache on first use)")
-    data: str = opt(DEFAULT_DATA, "prompts with gold answers: a task spec (arithmetic:...) or a JSONL/Parquet/CSV file / hub dataset with `prompt` and what --gold needs")
-    eval_data: str | None = opt(None, "held-out prompts (file or hub name); default: the task's rm_eval pool (the RM's own validation, disjoint from RL's prompts), or none for files")
-    prompt_column: str = opt("prompt", "column holding the prompt (default: `prompt`, else a GSM8K `question` or MATH `problem` column)")
-    answer_column: str = opt("answer", "column holding the gold answer, given to --gold as `answer`")
+class RMDataConfig(RuntimeConfig, DecodingConfig, DataConfig):
+    """rm-data: prompts (`DataConfig`), sampling (`DecodingConfig`), seed and threads (`RuntimeConfig`),
+    and how samples become reward-model data."""
+
+    model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start")
     gold: str = opt("verifier:math", "gold reward spec that labels the samples (a verifier)")
     correct_threshold: float = opt(1.0, "a sample is correct when its gold reward is >= this")
     output_dir: Path = opt(Path("runs/rm-data"), "output folder (train/, test/, summary.json)")
-    n_prompts: int = opt(20000, "training prompts to sample")
-    eval_prompts: int = opt(500, "held-out prompts to sample (0: none)")
-    samples: int = opt(8, "completions per prompt (N)")
-    temperature: float = opt(1.0, "sampling temperature")
-    top_p: float = opt(1.0, "nucleus sampling threshold")
-    top_k: int = opt(0, "top-k sampling (0: off)")
-    max_new_tokens: int = opt(6, "completion length limit (match the RL run)")
-    stop: tuple[str, ...] = opt((), "stop strings")
-    chat_template: bool = opt(False, "wrap text prompts in the tokenizer's chat template")
-    near_misses: int = opt(4, "wrong variants made from a correct completion's final number, per prompt (training prompts only)")
-    gold_completions: str = opt("", "a column holding a correct completion in the policy's own format (e.g. answer for direct answers, solution for worked arithmetic): added, once verified, to the training prompts on which no sample is right, so the reward model also knows the right answer where the policy never writes it (empty: off)")
-    max_pairs: int = opt(0, "preference pairs per prompt at most (0: every correct x wrong pair)")
+    n_prompts: int = opt(20000, "training prompts to sample", gt=0)
+    eval_prompts: int = opt(500, "held-out prompts to sample (0: none)", ge=0)
+    samples: int = opt(8, "completions per prompt (N)", gt=0)
+    near_misses: int = opt(4, "wrong variants made from a correct completion's final number, per prompt (training prompts only)", ge=0)
+    gold_completions: str = opt("", "a column holding a correct completion in the policy's format, added where no sample is right (empty: off; docs/training.md)")
+    max_pairs: int = opt(0, "preference pairs per prompt at most (0: every correct x wrong pair)", ge=0)
     step_labels: str = opt("auto", "stepwise labels: auto, check (verify each a+b=c), mc (Monte-Carlo completions), none", choices=STEP_LABELS)
-    step_separator: str = opt("auto", "what separates steps in a completion: auto (the task's: a space for worked arithmetic, else a newline), space, newline, or the text itself")
-    mc_rollouts: int = opt(8, "Monte-Carlo step labels: completions from each step's prefix")
-    shard_prompts: int = opt(256, "prompts per shard (unit of progress and of --resume)")
-    seed: int = opt(0, "seed of the prompts drawn and of sampling")
+    step_separator: str = opt("auto", "what separates steps in a completion: auto (the task's), space, newline, or the text itself")
+    mc_rollouts: int = opt(8, "Monte-Carlo step labels: completions from each step's prefix", gt=0)
+    shard_prompts: int = opt(256, "prompts per shard (unit of progress and of --resume)", gt=0)
     resume: bool = opt(False, "continue a killed run in --output-dir")
-    cpu_threads: int = opt(1, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them; more than the free cores prints a warning)")
 
     def __post_init__(self) -> None:
-        for name in ("n_prompts", "samples", "max_new_tokens", "mc_rollouts", "shard_prompts"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
-        for name in ("eval_prompts", "near_misses", "max_pairs", "temperature", "top_k"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)}")
+        self.check_data()
+        self.check_decoding()
+        self.check_runtime()
+        check_fields(self, RMDataConfig)
         if self.temperature == 0 and self.samples > 1:
             raise ValueError("--temperature 0 gives every sample of a prompt the same text; use > 0 (e.g. 1.0)")
-        if self.step_labels not in STEP_LABELS:
-            raise ValueError(f"--step-labels must be one of {', '.join(STEP_LABELS)}, got {self.step_labels!r}")
         if not self.step_separator:
             raise ValueError("--step-separator is empty; use space, newline, or the separator text")
 

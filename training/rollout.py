@@ -24,6 +24,8 @@ from typing import Any, Sequence
 import torch
 import torch.nn.functional as F
 
+from rewardlab.config import check_fields, opt
+
 
 @dataclass
 class Rollout:
@@ -124,7 +126,7 @@ def sample(
     prompt_ids, prompt_mask = encode_prompts(tokenizer, prompts, device)
     prompt_ids = prompt_ids.repeat_interleave(num_samples, dim=0)
     prompt_mask = prompt_mask.repeat_interleave(num_samples, dim=0)
-    eos_ids = _eos_ids(model, tokenizer)
+    eos_ids = eos_token_ids(model, tokenizer)
     sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": top_k} if temperature > 0 else {"do_sample": False}
     config = GenerationConfig(
         max_new_tokens=max_new_tokens,
@@ -136,10 +138,10 @@ def sample(
     was_training = model.training
     model.eval()
     unwrapped = getattr(model, "module", model)  # DDP wraps the model; generate lives on the inner one
-    cache_arg = _cache_argument(unwrapped)
+    cache_arg = cache_argument(unwrapped)
     if cache_arg is not None:
         stopper = StopOnStrings(tokenizer, stop, 0) if stop else None  # sees completion tokens only
-        completion_ids = _decode(unwrapped, cache_arg, prompt_ids[::num_samples], prompt_mask[::num_samples], num_samples,
+        completion_ids = sample_tokens(unwrapped, cache_arg, prompt_ids[::num_samples], prompt_mask[::num_samples], num_samples,
                                  max_new_tokens, temperature, top_p, top_k, eos_ids, tokenizer.pad_token_id, stopper)
     else:  # models whose forward takes no position_ids / cache: transformers' generate
         stopper = StopOnStrings(tokenizer, stop, prompt_ids.shape[1]) if stop else None
@@ -168,7 +170,7 @@ class StopOnStrings:
         return torch.tensor([any(s in t for s in self.stop) for t in texts], device=input_ids.device)
 
 
-def _cache_argument(model: Any) -> str | None:
+def cache_argument(model: Any) -> str | None:
     """Name of the forward's KV-cache argument when the lean decoder can drive the model
     (it needs position_ids, use_cache and logits_to_keep), else None."""
     import inspect
@@ -195,7 +197,7 @@ def _filter_logits(logits: torch.Tensor, top_p: float, top_k: int) -> torch.Tens
     return logits
 
 
-def _decode(model: Any, cache_arg: str, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, num_samples: int,
+def sample_tokens(model: Any, cache_arg: str, prompt_ids: torch.Tensor, prompt_mask: torch.Tensor, num_samples: int,
             max_new_tokens: int, temperature: float, top_p: float, top_k: int, eos_ids: set[int], pad_id: int,
             stopper: Any) -> torch.Tensor:
     """A lean sampling loop with a KV cache: each prompt is prefilled once and its cache repeated
@@ -274,7 +276,7 @@ def _update_reserved(layer: Any, room_keys: torch.Tensor, room_values: torch.Ten
     return layer.keys, layer.values
 
 
-def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+def eos_token_ids(model: Any, tokenizer: Any) -> set[int]:
     ids = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
     gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     if isinstance(gen_eos, int):
@@ -396,7 +398,7 @@ def _shared_prompt_forward(model: Any, input_ids: torch.Tensor, attention_mask: 
     p = width - c
     if p < 1 or c < 1 or n < 2:
         return None
-    cache_arg = _cache_argument(model)
+    cache_arg = cache_argument(model)
     if cache_arg is None or (model.training and _checkpointing(model)):
         return None
     first, owner = prompt_groups(input_ids[:, :p], attention_mask[:, :p])
@@ -426,3 +428,43 @@ def _checkpointing(model: Any) -> bool:
         if hasattr(type(model), name):
             return bool(getattr(model, name))
     return False
+
+
+# ---------------------------------------------------------------- configuration
+BACKENDS = ("hf", "vllm")
+
+
+@dataclass(frozen=True)
+class DecodingConfig:
+    """How completions are sampled: a piece of `rl`'s and `rm-data`'s configs."""
+
+    max_new_tokens: int = opt(6, "completion length limit (3-digit sums need 4 digits + EOS)", gt=0)
+    temperature: float = opt(1.0, "sampling temperature (logprobs use the same temperature)", ge=0)
+    top_p: float = opt(1.0, "nucleus sampling threshold (1 = off)")
+    top_k: int = opt(0, "top-k sampling (0 = off)", ge=0)
+    stop: tuple[str, ...] = opt((), "stop strings (a completion ends after the first one)")
+    chat_template: bool = opt(False, "wrap text prompts in the tokenizer's chat template")
+
+    def check_decoding(self) -> None:
+        check_fields(self, DecodingConfig)
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"--top-p must be in (0, 1], got {self.top_p}")
+
+    __post_init__ = check_decoding
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """How many completions a step samples, and with which backend: a piece of `rl`'s config."""
+
+    prompts_per_step: int = opt(64, "prompts sampled per step", gt=0)
+    group_size: int = opt(8, "completions per prompt (G)", gt=0)
+    mask_truncated: bool = opt(False, "exclude completions that hit max_new_tokens without EOS/stop from the loss")
+    backend: str = opt("hf", "rollout backend: hf (transformers) or vllm (GPU, `pip install rewardlab[vllm]`)", choices=BACKENDS)
+    vllm_gpu_memory: float = opt(0.3, "fraction of GPU memory vLLM may use (vllm backend)")
+    overlap: bool = opt(False, "score on a background thread while the next batch is generated (one step off-policy; docs/training.md)")
+
+    def check_sampling(self) -> None:
+        check_fields(self, SamplingConfig)
+
+    __post_init__ = check_sampling

@@ -8,7 +8,7 @@ loads the models, builds the optimizer and schedule under `accelerate`, and retu
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,14 +16,29 @@ import torch
 
 from rewardlab.runtime import make_accelerator, resolve_precision
 from training.advantages import ESTIMATORS
-from training.config import LEARNED_KL, RLConfig
+from training.config import RLConfig
+from training.kl import LEARNED_KL
 from training.curriculum import VarianceCurriculum
 from training.data import PromptStream, check_columns, load_prompt_rows, parse_task
 from training.episodes import EnvironmentReward
 from training.reward_calls import required_columns
 
 
-def prepare_run(config: RLConfig) -> dict[str, Any]:
+@dataclass
+class Prepared:
+    """What `prepare_run` checked and loaded before any model: the rewards, the prompt rows
+    (training, held-out evaluation, gold probe) and what to warn about."""
+
+    reward_fn: Any
+    accuracy_fn: Any  # None: no gold answers or --accuracy-reward none
+    rows: list[dict]
+    eval_rows: list[dict]
+    probe_rows: list[dict]
+    warnings: list[str] = field(default_factory=list)
+    rm_prompt_overlap: dict[str, Any] = field(default_factory=dict)  # reward_model_overlap's report
+
+
+def prepare_run(config: RLConfig) -> Prepared:
     """Everything that can be checked without a model: reward, data, columns, backend.
     Bad configuration fails here, naming the option."""
     from rewards import build_reward
@@ -75,9 +90,9 @@ def prepare_run(config: RLConfig) -> dict[str, Any]:
             from torch.utils.tensorboard import SummaryWriter  # noqa: F401
         except ImportError:
             raise ValueError("--tensorboard needs the tensorboard package: `pip install tensorboard`") from None
-    return {"reward_fn": reward_fn, "accuracy_fn": accuracy_fn, "rows": rows, "eval_rows": eval_rows,
-            "probe_rows": probe_rows if config.probe_size and accuracy_fn is not None else [], "warnings": warnings,
-            "rm_prompt_overlap": rm_overlap}
+    return Prepared(reward_fn=reward_fn, accuracy_fn=accuracy_fn, rows=rows, eval_rows=eval_rows,
+                    probe_rows=probe_rows if config.probe_size and accuracy_fn is not None else [], warnings=warnings,
+                    rm_prompt_overlap=rm_overlap)
 
 
 OVERLAP_WARN = 0.01  # warn when more than 1% of RL's training prompts, or any held-out prompt, trained the RM
@@ -120,7 +135,19 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _load_models(config: RLConfig, accelerator: Any) -> dict[str, Any]:
+@dataclass
+class LoadedModels:
+    """The models `load_models` returns: the policy (with LoRA when asked), its tokenizer, the
+    value head (gae) and the frozen reference model (when the KL weight is > 0), or None."""
+
+    model: Any
+    tokenizer: Any
+    value_head: Any
+    ref_model: Any
+    policy_path: str
+
+
+def load_models(config: RLConfig, accelerator: Any) -> LoadedModels:
     from training.policy import default_policy_path, load_policy
 
     policy_path = config.model or str(default_policy_path())
@@ -143,12 +170,32 @@ def _load_models(config: RLConfig, accelerator: Any) -> dict[str, Any]:
         ref_model, _ = load_policy(ref_path)
         ref_model.requires_grad_(False).eval()
         ref_model = ref_model.to(accelerator.device)
-    return {"model": model, "tokenizer": tokenizer, "value_head": value_head, "ref_model": ref_model, "policy_path": policy_path}
+    return LoadedModels(model=model, tokenizer=tokenizer, value_head=value_head, ref_model=ref_model, policy_path=policy_path)
 
 
 def _mixed_precision(config: RLConfig) -> str:
     return resolve_precision(config.mixed_precision)  # rewardlab/runtime.py; the default `no` is fp32 on every device
 
+
+
+@dataclass
+class Counters:
+    """What the loop counts across steps (saved in checkpoints as a plain dict)."""
+
+    bad_steps_total: int = 0  # steps with a non-finite loss or gradient, skipped
+    bad_steps_in_a_row: int = 0
+    prompts_seen: int = 0  # prompts drawn, dynamic sampling's extra rounds included
+    no_signal_steps: int = 0  # steps where no group had reward variance
+
+    def state(self) -> dict[str, int]:
+        return asdict(self)
+
+    def load_state(self, state: dict[str, int]) -> None:
+        """Restore a checkpoint's counters; a counter the checkpoint predates stays 0."""
+        for name, value in state.items():
+            if not hasattr(self, name):
+                raise ValueError(f"checkpoint counters: unknown counter {name!r}; known: {', '.join(asdict(self))}")
+            setattr(self, name, int(value))
 
 
 @dataclass
@@ -170,19 +217,19 @@ class Run:
     accuracy_fn: Any
     stream: PromptStream
     curriculum: VarianceCurriculum | None
-    counters: dict[str, int]
+    counters: Counters
 
     @property
     def same_accuracy(self) -> bool:
         return self.accuracy_fn is not None and self.config.accuracy_reward == self.config.reward
 
 
-def setup_run(config: RLConfig, prepared: dict[str, Any]) -> Run:
+def setup_run(config: RLConfig, prepared: Prepared) -> Run:
     """Devices, seeds, models, optimizer and schedule, the sampler (vLLM or HF), the prompt stream."""
     accelerator = make_accelerator(_mixed_precision(config))
     _seed_everything(config.seed + accelerator.process_index)
-    models = _load_models(config, accelerator)
-    model, value_head = models["model"], models["value_head"]
+    models = load_models(config, accelerator)
+    model, value_head = models.model, models.value_head
     params = [p for p in model.parameters() if p.requires_grad] + (list(value_head.parameters()) if value_head else [])
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / (config.warmup_steps + 1)))
@@ -194,12 +241,12 @@ def setup_run(config: RLConfig, prepared: dict[str, Any]) -> Run:
     if config.backend == "vllm":
         from training.vllm_backend import VLLMSampler
 
-        vllm = VLLMSampler(models["policy_path"], models["tokenizer"], config.vllm_gpu_memory,
+        vllm = VLLMSampler(models.policy_path, models.tokenizer, config.vllm_gpu_memory,
                            max_model_len=getattr(accelerator.unwrap_model(model).config, "max_position_embeddings", 4096), seed=config.seed,
                            accelerator=accelerator)
     curriculum = VarianceCurriculum(config.curriculum_kappa, config.curriculum_fraction) if config.curriculum == "variance" else None
-    return Run(config=config, accelerator=accelerator, model=model, tokenizer=models["tokenizer"], value_head=value_head,
-               ref_model=models["ref_model"], optimizer=optimizer, scheduler=scheduler, params=params, vllm=vllm,
-               reward_fn=prepared["reward_fn"], accuracy_fn=prepared["accuracy_fn"],
-               stream=PromptStream(prepared["rows"], seed=config.seed + 1000 * accelerator.process_index),
-               curriculum=curriculum, counters={"bad_steps_total": 0, "bad_steps_in_a_row": 0, "prompts_seen": 0, "no_signal_steps": 0})
+    return Run(config=config, accelerator=accelerator, model=model, tokenizer=models.tokenizer, value_head=value_head,
+               ref_model=models.ref_model, optimizer=optimizer, scheduler=scheduler, params=params, vllm=vllm,
+               reward_fn=prepared.reward_fn, accuracy_fn=prepared.accuracy_fn,
+               stream=PromptStream(prepared.rows, seed=config.seed + 1000 * accelerator.process_index),
+               curriculum=curriculum, counters=Counters())

@@ -37,12 +37,12 @@ from training.config import RLConfig
 from training.heldout import heldout_eval
 from training.monitors import BestProbePolicy, build_monitors
 from training.pipeline import BackgroundScorer
-from training.run_state import Run, prepare_run, setup_run
+from training.run_state import Prepared, Run, prepare_run, setup_run
 from training.update import Advantages, compute_advantages, update_policy
 
 
 # ---------------------------------------------------------------- the loop
-def train(config: RLConfig, prepared: dict[str, Any] | None = None) -> dict[str, Any]:
+def train(config: RLConfig, prepared: Prepared | None = None) -> dict[str, Any]:
     """Run RL as configured; returns the summary (accuracy before/after, times, counts)."""
     from rewardlab.runtime import cpu_threads
 
@@ -62,7 +62,7 @@ def resolved_precision(config: RLConfig) -> RLConfig:
     return replace(config, mixed_precision=resolve_precision("auto"))
 
 
-def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
+def _train(config: RLConfig, prepared: Prepared) -> dict[str, Any]:
     from rewardlab.progress import progress_bar
 
     out_dir = Path(config.output_dir)
@@ -72,14 +72,14 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
     resume_from = resume_checkpoint(ckpt_root, log=accelerator.print) if config.resume else None
     if accelerator.is_main_process:
         start_run_dir(config, out_dir, resume_from)
-    for warning in prepared.get("warnings", ()):
+    for warning in prepared.warnings:
         accelerator.print(f"rl: warning: {warning}")
     metrics_path = out_dir / "metrics.jsonl"
-    start_step, summary = _start_or_resume(run, resume_from, metrics_path, prepared["eval_rows"])
-    if prepared.get("rm_prompt_overlap"):  # prompts shared with the reward model's training (run_state.reward_model_overlap)
-        summary["rm_prompt_overlap"] = prepared["rm_prompt_overlap"]
+    start_step, summary = _start_or_resume(run, resume_from, metrics_path, prepared.eval_rows)
+    if prepared.rm_prompt_overlap:  # prompts shared with the reward model's training (run_state.reward_model_overlap)
+        summary["rm_prompt_overlap"] = prepared.rm_prompt_overlap
     bar = progress_bar(total=config.steps, initial=start_step, desc="rl", disable=not accelerator.is_main_process)
-    monitors = build_monitors(run, prepared["probe_rows"], warn=lambda text: bar.write(text) if accelerator.is_main_process else None)
+    monitors = build_monitors(run, prepared.probe_rows, warn=lambda text: bar.write(text) if accelerator.is_main_process else None)
     tb = None
     if config.tensorboard and accelerator.is_main_process:
         from torch.utils.tensorboard import SummaryWriter
@@ -105,7 +105,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             t_train = time.time() - t_train
             record = step_record(run, step, batch, adv, stats, time.time() - t0, t_train)  # 6. log
             if config.eval_every and step % config.eval_every == 0 and step < config.steps:
-                record.update({f"eval/{k}": v for k, v in {"accuracy": None, **heldout_eval(run, prepared["eval_rows"])}.items()})
+                record.update({f"eval/{k}": v for k, v in {"accuracy": None, **heldout_eval(run, prepared.eval_rows)}.items()})
             t_monitors = time.time()
             alarm = monitors.step(run, step, batch, record)
             record["time/monitors"] = time.time() - t_monitors  # the gold probe, OOD share, hack alarm and samples of this step
@@ -131,7 +131,7 @@ def _train(config: RLConfig, prepared: dict[str, Any]) -> dict[str, Any]:
             log_file.close()
         if tb is not None:
             tb.close()
-    return _finish(run, summary, prepared["eval_rows"], run_start, stopped)
+    return _finish(run, summary, prepared.eval_rows, run_start, stopped)
 
 
 def _roll_back(run: Run, best: BestProbePolicy, bar: Any) -> dict[str, Any] | None:
@@ -163,7 +163,7 @@ def _write(log_file, tb, record: dict[str, Any]) -> None:
 
 def _checkpoint(run: Run, root: Path, step: int, summary: dict[str, Any]) -> None:
     """What accelerate saves (model, optimizer, scheduler, RNG states) plus the loop's own state."""
-    state = {"stream": run.stream.state(), "counters": run.counters, "summary": summary,
+    state = {"stream": run.stream.state(), "counters": run.counters.state(), "summary": summary,
              "curriculum": run.curriculum.state() if run.curriculum is not None else []}
     save_checkpoint(root, step, lambda tmp: run.accelerator.save_state(str(tmp), safe_serialization=False), state,
                     keep=run.config.keep_checkpoints, accelerator=run.accelerator)
@@ -175,7 +175,7 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     if resume_from is not None:
         state = load_checkpoint(accelerator, resume_from)
         run.stream.load_state(state["stream"])
-        run.counters.update(state["counters"])
+        run.counters.load_state(state["counters"])
         if run.curriculum is not None:
             run.curriculum.load_state(state["curriculum"])
         if accelerator.is_main_process:
@@ -222,8 +222,8 @@ def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start:
     summary.update(_episode_summary(after, "after"))
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
-    summary["bad_steps_total"] = run.counters["bad_steps_total"]
-    summary["no_signal_steps"] = run.counters["no_signal_steps"]
+    summary["bad_steps_total"] = run.counters.bad_steps_total
+    summary["no_signal_steps"] = run.counters.no_signal_steps
     if stopped:
         summary["stopped_by_alarm"] = stopped
     out_dir = Path(c.output_dir)
@@ -262,7 +262,7 @@ def step_record(run: Run, step: int, batch: Batch, adv: Advantages, stats: dict[
         "truncated_frac": rollout.truncated.float().mean().item(),
         "zero_variance_frac": batch.zero_variance_groups / max(batch.drawn, 1),
         "prompts_drawn": batch.drawn, "completions_trained": len(rollout.texts),
-        "bad_steps_total": run.counters["bad_steps_total"],
+        "bad_steps_total": run.counters.bad_steps_total,
         "lr": run.scheduler.get_last_lr()[0],
         "time/generate": batch.seconds["generate"], "time/score": batch.seconds["score"], "time/score_wait": batch.seconds["score_wait"],
         "time/overlap": max(batch.seconds["score"] - batch.seconds["score_wait"], 0.0), "time/train": t_train, "time/step": elapsed,

@@ -147,7 +147,7 @@ def update_policy(run: Run, batch: Batch, adv: Advantages) -> dict[str, float]:
         run.scheduler.step()
         run.optimizer.zero_grad(set_to_none=True)
     _count_bad_step(run, bad)
-    run.counters["no_signal_steps"] += int(no_signal and not bad)
+    run.counters.no_signal_steps += int(no_signal and not bad)
     if run.vllm is not None:
         run.vllm.sync_weights(accelerator.unwrap_model(model))
     return {**stats, "skipped_nonfinite": int(bad), "skipped_no_signal": int(no_signal and not bad)}
@@ -155,14 +155,14 @@ def update_policy(run: Run, batch: Batch, adv: Advantages) -> dict[str, float]:
 
 def _count_bad_step(run: Run, bad: bool) -> None:
     if not bad:
-        run.counters["bad_steps_in_a_row"] = 0
+        run.counters.bad_steps_in_a_row = 0
         return
-    run.counters["bad_steps_total"] += 1
-    run.counters["bad_steps_in_a_row"] += 1
-    if run.counters["bad_steps_in_a_row"] >= run.config.max_bad_steps:
+    run.counters.bad_steps_total += 1
+    run.counters.bad_steps_in_a_row += 1
+    if run.counters.bad_steps_in_a_row >= run.config.max_bad_steps:
         raise TrainingStopped(
-            f"{run.counters['bad_steps_in_a_row']} steps in a row had a non-finite loss or gradient "
-            f"({run.counters['bad_steps_total']} in total); stopping. Lower --lr, set --max-grad-norm, or check the reward's scale."
+            f"{run.counters.bad_steps_in_a_row} steps in a row had a non-finite loss or gradient "
+            f"({run.counters.bad_steps_total} in total); stopping. Lower --lr, set --max-grad-norm, or check the reward's scale."
         )
 
 

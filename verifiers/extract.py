@@ -26,12 +26,12 @@ from typing import Callable
 from verifiers import _spans
 from verifiers._common import clean
 from verifiers._numbers import canonical_number, prepare_prediction
-from verifiers.fastpath import _pred_literal
+from verifiers.fastpath import pred_literal
 from verifiers.simple_kinds import read_choice, read_number
 
 
 def _math(text: str) -> str | None:
-    fast = _pred_literal(prepare_prediction(clean(text)))
+    fast = pred_literal(prepare_prediction(clean(text)))
     if fast is not None and fast[1] is not None:
         return canonical_number(fast[1])
     from verifiers.math_kind import extract_math  # sympy + math-verify, loaded on first use

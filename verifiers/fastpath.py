@@ -82,7 +82,7 @@ def _latex_num(text: str) -> Num | None:
     return num
 
 
-def _pred_literal(pred: str) -> tuple[str, Num | None] | None:
+def pred_literal(pred: str) -> tuple[str, Num | None] | None:
     """(answer text, number or None) when the prediction's answer is certain, else None."""
     s = pred.strip()
     if "\\fbox" in s:
@@ -172,7 +172,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         if bare is not None:
             ok, text, detail = bare
             return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
-    pred = _pred_literal(prepared)
+    pred = pred_literal(prepared)
     if pred is None:
         return None
     text, pred_num = pred

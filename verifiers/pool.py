@@ -44,7 +44,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from verifiers.types import Verdict, VerifyResult
 
@@ -509,6 +509,23 @@ class VerifierPool:
             worker.kill()
 
     # ---- running a batch (in the caller's thread) ----
+    def _hand_out(self, tasks: list[Task], pending: collections.deque, held: list[_Worker], selector: Any) -> None:
+        """Give the next chunk to every ready idle worker; release those left with nothing to do."""
+        now = time.monotonic()
+        for worker in held:
+            if worker.ready and not worker.chunk and pending:
+                indices = pending.popleft()
+                worker.chunk.extend(indices)
+                worker.item_start = now
+                try:
+                    worker.send([tasks[i] for i in indices])
+                except OSError:
+                    pass  # it died: the read in `run` sees EOF
+        for worker in [w for w in held if w.ready and not w.chunk and not pending]:
+            selector.unregister(worker.fd)  # nothing left for it: let other callers use it
+            held.remove(worker)
+            self._release(worker)
+
     def run(self, tasks: list[Task], workers: int | None = None) -> list[VerifyResult]:
         """Results for `tasks`, in order. Each task gets a hard wall-clock limit of `task.timeout`."""
         if not tasks:
@@ -561,20 +578,7 @@ class VerifierPool:
                 if pending and len(held) < limit:
                     while pending and len(held) < limit and hire(block=not held):
                         pass
-                now = time.monotonic()
-                for worker in held:
-                    if worker.ready and not worker.chunk and pending:
-                        indices = pending.popleft()
-                        worker.chunk.extend(indices)
-                        worker.item_start = now
-                        try:
-                            worker.send([tasks[i] for i in indices])
-                        except OSError:
-                            pass  # it died: the read below sees EOF
-                for worker in [w for w in held if w.ready and not w.chunk and not pending]:
-                    selector.unregister(worker.fd)  # nothing left for it: let other callers use it
-                    held.remove(worker)
-                    self._release(worker)
+                self._hand_out(tasks, pending, held, selector)
                 deadlines = [
                     w.item_start + tasks[w.chunk[0]].timeout if w.chunk else w.born + self.config.start_timeout
                     for w in held
@@ -582,20 +586,8 @@ class VerifierPool:
                 wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else 0.05
                 for key, _ in selector.select(timeout=min(wait, 1.0)):
                     worker = key.data
-                    messages, eof = worker.read()
-                    for message in messages:
-                        if message[0] == "ready":
-                            worker.ready = True
-                            start_failures = 0
-                        elif message[0] == "result":
-                            index = worker.chunk.popleft()
-                            settle(index, VerifyResult.from_dict(message[2]))
-                            worker.item_start = time.monotonic()
-                            if message[3]:  # it exits to start clean: hand its other items on
-                                if worker.chunk:
-                                    pending.appendleft(list(worker.chunk))
-                                    worker.chunk.clear()
-                                eof = True
+                    eof, readied = _take_messages(worker, settle, pending)
+                    start_failures = 0 if readied else start_failures
                     if eof:
                         fire(worker, worker.death_reason(), Verdict.ERROR)
                 now = time.monotonic()
@@ -613,6 +605,26 @@ class VerifierPool:
                 else:
                     self._release(worker)
         return results  # type: ignore[return-value]
+
+
+def _take_messages(worker: _Worker, settle: Callable[[int, VerifyResult], None], pending: collections.deque) -> tuple[bool, bool]:
+    """Handle what `worker` wrote: (whether it is gone - EOF, or it exits to start clean, its other
+    items handed back to `pending` -, whether it said it is ready)."""
+    messages, eof = worker.read()
+    readied = False
+    for message in messages:
+        if message[0] == "ready":
+            worker.ready = readied = True
+        elif message[0] == "result":
+            index = worker.chunk.popleft()
+            settle(index, VerifyResult.from_dict(message[2]))
+            worker.item_start = time.monotonic()
+            if message[3]:  # it exits to start clean: hand its other items on
+                if worker.chunk:
+                    pending.appendleft(list(worker.chunk))
+                    worker.chunk.clear()
+                eof = True
+    return eof, readied
 
 
 # --------------------------------------------------------------------------------------------

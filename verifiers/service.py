@@ -48,6 +48,32 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _check_request(items: list, timeout: Optional[float], operator_only: dict[str, set], timeout_cap: Any) -> None:
+    """A 422 naming the item for an unknown kind, options that are not plain data or that belong to
+    the operator's sandbox policy, and a timeout past the service's own for a kind."""
+    from fastapi import HTTPException
+
+    from verifiers._common import check_plain_options
+    from verifiers.registry import KINDS, kind_names
+
+    for i, item in enumerate(items):
+        if item.kind not in KINDS:
+            raise HTTPException(422, f"items[{i}].kind: unknown kind {item.kind!r}; valid kinds: {', '.join(kind_names())}")
+        try:  # bounded in size and depth here, before the item joins a batch with other requests' items
+            check_plain_options(item.kind, item.options)
+        except TypeError as exc:
+            raise HTTPException(422, f"items[{i}].options: {exc}") from None
+        policy = sorted(set(item.options) & operator_only.get(item.kind, set()))
+        if policy:
+            raise HTTPException(422, f"items[{i}].options: {', '.join(map(repr, policy))} belong to the service's sandbox "
+                                     f"policy, set by its operator (serve-verifier --sandbox key=value), not by clients")
+    if timeout is not None:
+        for kind in sorted({item.kind for item in items}):
+            if timeout > timeout_cap(kind):
+                raise HTTPException(422, f"timeout: {timeout:g} s is over this service's limit of {timeout_cap(kind):g} s "
+                                         f"for kind {kind!r} (a client may shorten the timeout, not extend it)")
+
+
 def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = None, default_timeout: Optional[float] = None,
                sandbox: Optional[dict[str, Any]] = None) -> Any:
     """The verifier service app (see the module docstring). `sandbox`: the operator's settings
@@ -56,12 +82,11 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     from fastapi.responses import JSONResponse
     from pydantic import BaseModel, Field
 
-    from verifiers._common import check_plain_options
     from verifiers.api import default_timeout as kind_timeout
     from verifiers.api import verify_items
     from verifiers.code_kind import SANDBOX_OPTIONS, check_code_options
     from verifiers.pool import get_pool
-    from verifiers.registry import KINDS, kind_names
+    from verifiers.registry import kind_names
 
     sandbox = dict(sandbox or {})
     if set(sandbox) - SANDBOX_OPTIONS:
@@ -108,22 +133,7 @@ def create_app(limits: Optional[ServiceLimits] = None, workers: Optional[int] = 
     @app.post("/verify")
     async def verify(request: VerifyRequest) -> dict[str, Any]:
         check_items(app, len(request.items))
-        for i, item in enumerate(request.items):
-            if item.kind not in KINDS:
-                raise HTTPException(422, f"items[{i}].kind: unknown kind {item.kind!r}; valid kinds: {', '.join(kind_names())}")
-            try:  # bounded in size and depth here, before the item joins a batch with other requests' items
-                check_plain_options(item.kind, item.options)
-            except TypeError as exc:
-                raise HTTPException(422, f"items[{i}].options: {exc}") from None
-            policy = sorted(set(item.options) & operator_only.get(item.kind, set()))
-            if policy:
-                raise HTTPException(422, f"items[{i}].options: {', '.join(map(repr, policy))} belong to the service's sandbox "
-                                         f"policy, set by its operator (serve-verifier --sandbox key=value), not by clients")
-        if request.timeout is not None:
-            for kind in sorted({item.kind for item in request.items}):
-                if request.timeout > timeout_cap(kind):
-                    raise HTTPException(422, f"timeout: {request.timeout:g} s is over this service's limit of {timeout_cap(kind):g} s "
-                                             f"for kind {kind!r} (a client may shorten the timeout, not extend it)")
+        _check_request(request.items, request.timeout, operator_only, timeout_cap)
         items = [(it.prediction, it.gold, it.kind, {**it.options, **sandbox} if it.kind == "code" else it.options)
                  for it in request.items]
         start = time.perf_counter()

@@ -85,3 +85,29 @@ def test_real_tiny_bt_and_quantile_rms_by_spec(tmp_path):
     assert cvar(prompts, completions)[0] <= build_reward(f"qrm:{qrm}")(prompts, completions)[0]  # CVaR <= mean
     with pytest.raises(ValueError, match="is a 'bt' reward model.*use rm:"):
         build_reward(f"qrm:{bt}")
+
+
+@pytest.mark.parametrize("utility", ["lower", "cvar"])
+@pytest.mark.parametrize("level", [-0.5, 0.0, 1e-6, 0.1, 0.3, 0.5, 0.9, 1 - 1e-6, 1.0, 1.5])
+def test_a_level_that_builds_is_a_level_that_scores(utility, level):
+    # validation and scoring agree on the range: a level accepted at build time never fails at the first step
+    try:
+        fn = QuantileRMReward(FixedQRM(), utility=utility, param=level)
+    except ValueError as exc:
+        assert "alpha" in str(exc) and "(0, 1)" in str(exc)
+        with pytest.raises(ValueError):
+            getattr(FixedQRM().score(["p"], ["r"])[0], utility)(level)
+        return
+    assert math.isfinite(fn(["p"], ["r"])[0])
+
+
+@pytest.mark.parametrize("spec", ["qrm:some/qrm:cvar=1.0", "qrm:some/qrm:lower=1", "qrm:some/qrm:cvar=0"])
+def test_a_bad_level_in_a_spec_fails_before_the_model_loads(monkeypatch, spec):
+    import rewards.learned
+
+    def load(*args, **kwargs):
+        raise AssertionError("the reward model was loaded before the level was checked")
+
+    monkeypatch.setattr(rewards.learned, "load_reward_model_for", load)
+    with pytest.raises(ValueError, match=r"alpha for .* must be in \(0, 1\)"):
+        build_reward(spec)

@@ -136,7 +136,7 @@ def test_the_prm_splits_steps_as_it_was_trained_and_specs_can_say_space(monkeypa
     out = PRMReward(SeparatorPRM({"a": 0.9, "b": 0.7}), refine="raw")(["q"], ["a b"])
     assert out.step_rewards[0] == pytest.approx([0.9, 0.7])  # two steps, split on the PRM's own separator
     assert PRMReward(SeparatorPRM({}), separator="\n").separator == "\n"  # an explicit separator wins
-    monkeypatch.setattr(rewards.learned, "_load", lambda path, kind, name, **hub_options: SeparatorPRM({}))
+    monkeypatch.setattr(rewards.learned, "load_reward_model_for", lambda path, kind, name, **hub_options: SeparatorPRM({}))
     assert build_reward("prm:some/prm").separator == " "  # the default: the PRM's own
     for text, sep in (("space", " "), ("newline", "\n"), ("tab", "\t"), (";;", ";;")):
         assert build_reward(f"prm:some/prm:sep={text}").separator == sep
@@ -150,3 +150,11 @@ def test_most_completions_as_one_step_is_warned_about():
     prm = TablePRM({"a b": 0.9, "a b c": 0.5})
     with pytest.warns(PRMWarning, match="100% of the completions are a single step when split on '\\\\n'"):
         PRMReward(prm, refine="raw")(["q", "q"], ["a b", "a b c"])  # written with spaces, split on newlines
+
+
+@pytest.mark.parametrize("stored, expected", [(0.0, 0.0), (0.25, 0.25), (None, 0.5)])
+def test_the_prms_stored_clip_threshold_is_used_even_when_zero(stored, expected):
+    # train-rm stores the 10% quantile of held-out correct-step scores; 0.0 is a real threshold, not "unset"
+    model = NS(config=NS(clip_eta=stored, step_separator="\n"))
+    assert PRMReward(model).eta == expected
+    assert PRMReward(model, eta=0.7).eta == 0.7  # an explicit eta wins

@@ -72,7 +72,7 @@ def test_missing_reward_columns_fail_before_loading_a_model(prompts_only, no_mod
 
 def test_ttrl_needs_no_gold_column(prompts_only, no_model_loading):
     run = prepare_run(RLConfig(data=str(prompts_only), reward="ttrl"))
-    assert run["accuracy_fn"] is None and len(run["rows"]) == 5
+    assert run.accuracy_fn is None and len(run.rows) == 5
 
 
 def test_a_raising_reward_stops_the_run_with_its_name_and_the_sample(tiny_dir, tmp_path, monkeypatch, capsys):
@@ -105,3 +105,73 @@ def test_repeated_non_finite_losses_stop_the_run(tiny_dir, tmp_path, monkeypatch
     assert [r["skipped_nonfinite"] for r in rows] == [1]  # step 1 logged as skipped; step 2 stopped the run
     assert start  # the policy file on disk is untouched (nothing saved on a stopped run)
     assert not (tmp_path / "r" / "policy").exists()
+
+
+# ---------------------------------------------------------------- configuration by pieces
+def test_a_config_json_from_before_the_pieces_resumes_with_its_config_unchanged(tmp_path):
+    # written by `rewardlab rl --reward verifier:math` when RLConfig was one flat class of 79 fields
+    from pathlib import Path
+
+    from rewardlab.config import config_to_dict
+    from rewardlab.runs import write_config
+
+    old = json.loads((Path(__file__).parent / "rl_config_before_pieces.json").read_text())
+    config = RLConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in old.items()})
+    assert json.loads(json.dumps(config_to_dict(config))) == old  # every field, flat, same values
+    (tmp_path / "config.json").write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
+    write_config(config, tmp_path, resumed_from="step-000050")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]  # same config: no config.resume-*.json
+
+
+def _config_classes():
+    from reward_models.train import TrainRMConfig
+    from rewards.env_service_cli import ServeEnvConfig
+    from rewards.service_cli import ServeRewardConfig
+    from training.rm_data import RMDataConfig
+    from verifiers.service_cli import ServeVerifierConfig
+
+    return [RLConfig, RMDataConfig, TrainRMConfig, ServeVerifierConfig, ServeRewardConfig, ServeEnvConfig]
+
+
+def _pieces(cls):
+    return [c for c in cls.__mro__ if c not in (cls, object)]
+
+
+@pytest.mark.parametrize("cls", _config_classes(), ids=lambda c: c.__name__)
+def test_configs_are_compositions_of_small_pieces_checked_once_each(cls, monkeypatch):
+    import dataclasses
+
+    for part in [cls, *_pieces(cls)]:
+        own = vars(part).get("__annotations__", {})
+        assert len(own) <= 15, f"{part.__name__} declares {len(own)} fields of its own"
+    checks = {name: piece for piece in _pieces(cls) for name, fn in vars(piece).items() if name.startswith("check_")}
+    assert len(checks) == len(_pieces(cls))  # one check per piece
+    calls = []
+    for name, piece in checks.items():
+        original = vars(piece)[name]
+        monkeypatch.setattr(piece, name, lambda self, _o=original, _n=name: (calls.append(_n), _o(self))[1])
+    required = {"reward": "verifier:math"} if cls.__name__ == "ServeRewardConfig" else {"env": "calculator"} if cls.__name__ == "ServeEnvConfig" else {}
+    cls(**required)
+    assert sorted(calls) == sorted(checks)  # each piece validated exactly once
+    names = [f.name for f in dataclasses.fields(cls)]
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.parametrize("cls", _config_classes(), ids=lambda c: c.__name__)
+def test_choice_lists_are_written_once_and_enforced_outside_the_command_line(cls):
+    import dataclasses
+
+    required = {"reward": "verifier:math"} if cls.__name__ == "ServeRewardConfig" else {"env": "calculator"} if cls.__name__ == "ServeEnvConfig" else {}
+    for f in dataclasses.fields(cls):
+        if f.metadata.get("choices"):
+            with pytest.raises(ValueError, match=f"--{f.name.replace('_', '-')} 'nope' is not valid; valid values: "):
+                cls(**{**required, f.name: "nope"})
+
+
+def test_every_help_text_is_one_short_line():
+    import dataclasses
+
+    for cls in _config_classes():
+        for f in dataclasses.fields(cls):
+            text = f.metadata.get("help", "")
+            assert text and "\n" not in text and len(text) <= 160, f"{cls.__name__}.{f.name}: {len(text)} characters"

@@ -50,10 +50,12 @@ def test_environment_tokens_are_out_of_the_loss_by_hand():
     optimizer = torch.optim.SGD(model.parameters(), lr=1.0)  # one plain step: the weights move by -gradient
     from accelerate import Accelerator
 
+    from training.run_state import Counters
+
     run = SimpleNamespace(config=config, accelerator=Accelerator(cpu=True), model=model, tokenizer=tok, value_head=None,
                           ref_model=None, optimizer=optimizer, params=list(model.parameters()), vllm=None,
                           scheduler=torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0),
-                          counters={"bad_steps_total": 0, "bad_steps_in_a_row": 0, "no_signal_steps": 0})
+                          counters=Counters())
     batch = Batch(rows=[{}], prompts=["1+2="] * 2, rollout=rollout,
                   scores=Scores(totals=[1.0, 0.0], applicable=[True, True]), gold=None, metrics={}, drawn=1,
                   zero_variance_groups=0, seconds={})

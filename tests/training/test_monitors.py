@@ -10,7 +10,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from training.config import LEARNED_KL, RLConfig
+from training.config import RLConfig
+from training.kl import LEARNED_KL
 from training.monitors import ConstantReward, HackMonitor, OODShare, SampleLog, StepView, learned_models
 from training.advantages import flatten_negligible_groups, negligible_spread
 from training.run_state import prepare_run
@@ -42,8 +43,8 @@ def test_turning_kl_off_with_a_learned_reward_is_warned_about(monkeypatch):
 
     monkeypatch.setitem(rewards.spec.REWARDS, "rm", (lambda *a, **k: (lambda p, c, **kw: [0.0] * len(c)), "rm:PATH"))
     run = prepare_run(RLConfig(reward="rm:x", kl_coef=0, data="arithmetic:digits=1", eval_size=4, probe_size=0))
-    assert any("--kl-coef 0 with a learned reward" in w for w in run["warnings"])
-    assert not prepare_run(RLConfig(reward="rm:x", data="arithmetic:digits=1", eval_size=4, probe_size=0))["warnings"]
+    assert any("--kl-coef 0 with a learned reward" in w for w in run.warnings)
+    assert not prepare_run(RLConfig(reward="rm:x", data="arithmetic:digits=1", eval_size=4, probe_size=0)).warnings
 
 
 def test_rl_reports_the_prompts_its_reward_model_was_trained_on(monkeypatch, tmp_path):
@@ -59,10 +60,10 @@ def test_rl_reports_the_prompts_its_reward_model_was_trained_on(monkeypatch, tmp
     for folder in (disjoint, shared, unknown):
         folder.mkdir()
     record_training_prompts(prompt_splits(RMDataConfig(data=config["data"], n_prompts=2000, eval_prompts=0))["train"], disjoint)
-    rl_rows = prepare_run(RLConfig(reward="rm:x", **config))["rows"]
+    rl_rows = prepare_run(RLConfig(reward="rm:x", **config)).rows
     record_training_prompts(rl_rows[:300], shared)  # 300 of RL's own 20,000 draws (2-digit sums repeat: more than 1.5%)
     run = prepare_run(RLConfig(reward=f"rm:{disjoint}*1.0+rm:{shared}*0.5+rm:{unknown}*0.1", **config))
-    overlap = run["rm_prompt_overlap"]
+    overlap = run.rm_prompt_overlap
     exact = {k: v for k, v in overlap[f"rm:{disjoint}"].items() if not k.startswith("canonical")}
     assert exact == {"train_prompts": 0.0, "heldout_prompts": 0.0, "rm_prompts": exact["rm_prompts"]}  # disjoint by hash
     seen = {r["prompt"] for r in rl_rows[:300]}
@@ -73,10 +74,10 @@ def test_rl_reports_the_prompts_its_reward_model_was_trained_on(monkeypatch, tmp
     def twin(prompt):
         return tuple(sorted(int(x) for x in prompt.rstrip("=").split("+")))
     rm_twins = {twin(r["prompt"]) for r in prompt_splits(RMDataConfig(data=config["data"], n_prompts=2000, eval_prompts=0))["train"]}
-    for key, rows_ in (("canonical_train_prompts", rl_rows), ("canonical_heldout_prompts", run["eval_rows"])):
+    for key, rows_ in (("canonical_train_prompts", rl_rows), ("canonical_heldout_prompts", run.eval_rows)):
         expected = round(sum(twin(r["prompt"]) in rm_twins for r in rows_) / len(rows_), 4)
         assert overlap[f"rm:{disjoint}"][key] == expected > 0.01
-    warned = [w for w in run["warnings"] if "was trained on" in w]
+    warned = [w for w in run.warnings if "was trained on" in w]
     assert len(warned) == 2 and str(shared) in warned[1] and "reordered twins" in warned[0]
 
 

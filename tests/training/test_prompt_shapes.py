@@ -56,12 +56,12 @@ def test_each_prompt_shape_works_with_at_most_one_flag(chat_policy, tmp_path, sa
     assert len(flags) <= 1
     config = RLConfig(model=chat_policy, data=str(SAMPLES / sample), reward=reward, output_dir=tmp_path / "run", **flags)
     prepared = prepare_run(config)
-    row = prepared["rows"][0]
+    row = prepared.rows[0]
     raw = _first(sample)
     expected_prompt = raw.get("prompt", raw.get("question", raw.get("problem", raw.get("text"))))
     assert row["prompt"] == expected_prompt
     columns = rollout_columns([row, row], 1)
-    fn = prepared["reward_fn"]
+    fn = prepared.reward_fn
     assert fn([row["prompt"]] * 2, [right, wrong], **columns) == [1.0, 0.0]
 
 

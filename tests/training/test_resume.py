@@ -126,3 +126,17 @@ def test_resume_stops_when_no_checkpoint_is_complete(tiny_dir, finished_run, tmp
     assert "no complete checkpoint" in proc.stderr and "random_states_0.pkl" in proc.stderr, proc.stderr[-2000:]
     assert (out / "metrics.jsonl").read_text() == before  # the run was not started over
     assert not (out / "policy").exists()
+
+
+def test_counters_round_trip_and_an_older_checkpoints_counters_load():
+    from training.run_state import Counters
+
+    c = Counters(bad_steps_total=2, prompts_seen=64)
+    restored = Counters()
+    restored.load_state(json.loads(json.dumps(c.state())))  # as trainer_state.json stores them
+    assert restored == c
+    older = Counters()
+    older.load_state({"bad_steps_total": 1, "bad_steps_in_a_row": 0, "no_signal_steps": 3})  # before prompts_seen was counted
+    assert older == Counters(bad_steps_total=1, no_signal_steps=3)
+    with pytest.raises(ValueError, match="unknown counter 'bad_step'"):
+        Counters().load_state({"bad_step": 1})

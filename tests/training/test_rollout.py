@@ -78,11 +78,11 @@ def test_load_policy_from_a_local_folder_and_a_clear_error_otherwise(tiny_dir, t
 
 def test_lean_decoder_matches_transformers_generate_greedy():
     # the lean KV-cache loop and model.generate agree token for token (greedy, left-padded batch)
-    from training.rollout import _cache_argument, encode_prompts
+    from training.rollout import cache_argument, encode_prompts
 
     model, tok = tiny_policy(seed=3)
     model.eval()
-    assert _cache_argument(model) is not None
+    assert cache_argument(model) is not None
     prompts = ["1+1=", "123+456=", "7="]
     ours = sample(model, tok, prompts, 2, max_new_tokens=6, temperature=0)
     ids, mask = encode_prompts(tok, prompts)

@@ -74,3 +74,55 @@ def test_required_columns_of_composites():
     assert required_columns(build_reward("verifier:math")) == {"answer"}
     assert required_columns(build_reward("verifier:math*1.0+format*0.1")) == {"answer"}
     assert required_columns(build_reward("ttrl")) == set()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rounds_merged_by_dynamic_sampling_keep_each_rows_step_rewards(seed):
+    # dynamic sampling merges the kept groups of several rounds; an environment may give per-turn rewards in some
+    # rounds only. Metamorphic: the token rewards of the merged rounds are those of each round, stacked.
+    import random
+
+    from training.collect import merge_scores
+
+    rng = random.Random(seed)
+    width = 8
+    parts, texts = [], []
+    for _ in range(rng.randint(2, 4)):
+        n = rng.randint(1, 3)
+        round_texts = ["".join(rng.choice("12\n") for _ in range(rng.randint(2, width - 1))) for _ in range(n)]
+        totals = [float(rng.randint(-2, 2)) for _ in range(n)]
+        if rng.random() < 0.5:  # this round's episodes had per-turn rewards
+            ends = [sorted({rng.randint(1, len(t)) for _ in range(2)}) for t in round_texts]
+            steps = [[rng.choice([0.25, -0.5, 1.0]) for _ in e] for e in ends]
+            out = RewardOutput(totals=totals, step_rewards=steps, step_ends=ends)
+        else:
+            out = totals
+        parts.append(score(lambda p, c, **k: out, ["q"] * n, round_texts, {}))
+        texts += round_texts
+    if all(p.step_rewards is None for p in parts) or all(p.step_rewards is not None for p in parts):
+        parts[0] = score(lambda p, c, **k: RewardOutput(totals=[1.0] * len(parts[0].totals), step_rewards=[[0.5]] * len(parts[0].totals),
+                                                           step_ends=[[1]] * len(parts[0].totals)), ["q"] * len(parts[0].totals),
+                         texts[: len(parts[0].totals)], {})
+
+    def encode(ts):
+        ids = [TOK(t, add_special_tokens=False)["input_ids"] + [TOK.eos_token_id] for t in ts]
+        mask = torch.tensor([[1] * len(x) + [0] * (width + 1 - len(x)) for x in ids])
+        return torch.tensor([x + [TOK.eos_token_id] * (width + 1 - len(x)) for x in ids]), mask
+
+    merged = merge_scores(parts)
+    assert len(merged.step_rewards) == len(merged.totals) == len(texts)
+    ids, mask = encode(texts)
+    whole, _ = token_rewards(merged, mask, ids, TOK, group_size=1)
+    start, pieces = 0, []
+    for p in parts:
+        n = len(p.totals)
+        pieces.append(token_rewards(p, mask[start : start + n], ids[start : start + n], TOK, group_size=1)[0])
+        start += n
+    assert torch.allclose(whole, torch.cat(pieces))
+
+
+def test_scores_with_lists_of_other_lengths_are_refused():
+    from training.reward_calls import Scores
+
+    with pytest.raises(ValueError, match="step_rewards has 1 entries for 2 completions"):
+        Scores(totals=[1.0, 0.0], applicable=[True, True], step_rewards=[[0.5]], step_ends=[[1]])
