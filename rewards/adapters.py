@@ -343,59 +343,67 @@ def verl_env_tools(env: Any) -> list[type]:
     >>> asyncio.run(call("734+289"))[0].text  # the trajectory's budget holds across instances
     'error: too many calls'
     """
-    import uuid
-
-    from rewards.environments import build_env, resolve
+    from rewards.environments import build_env
 
     factory = build_env(env) if isinstance(env, str) else env
     probe = factory()
     tools = list(probe.tools()) if callable(getattr(probe, "tools", None)) else []
     if not tools:
         raise ValueError(f"{type(probe).__name__} has no tools() to offer verl's agent loop; use as_verl_env_compute_score for its reward")
-    base, schema_cls, response_cls = _verl_types()
     episodes = VerlEpisodes(factory)  # shared by the environment's tools: one episode per trajectory
     classes = []
     for tool in tools:
         tool_name = tool.__name__
         schema_dict = _json_schema(getattr(type(probe), tool_name))
 
-        class EnvTool(base):  # type: ignore[misc, valid-type]
-            def __init__(self, config: dict, tool_schema: Any = None, _schema: dict = schema_dict) -> None:
-                self.config, self.calls, self.episodes = dict(config or {}), {}, episodes
-                if tool_schema is None:  # verl passes the schema from its tool config; else ours
-                    tool_schema = schema_cls.model_validate(_schema) if hasattr(schema_cls, "model_validate") else _schema
-                self.tool_schema = tool_schema
-                self.name = _schema["function"]["name"]
-
-            def get_openai_tool_schema(self) -> Any:
-                return self.tool_schema
-
-            async def create(self, instance_id: str | None = None, create_kwargs: dict | None = None, **kwargs: Any) -> Any:
-                assigned = instance_id is not None
-                instance_id = instance_id or str(uuid.uuid4())
-                self.calls[instance_id] = (dict(create_kwargs or kwargs.get("create_kwargs") or {}), assigned)
-                return instance_id, response_cls()
-
-            async def execute(self, instance_id: str, parameters: dict, _name: str = tool_name, agent_data: Any = None,
-                              **kwargs: Any) -> Any:
-                row, assigned = self.calls[instance_id]
-                instance = self.episodes.get(trajectory_key(instance_id, agent_data, assigned), row)
-                errors, calls = getattr(instance, "errors", 0), getattr(instance, "calls", 0)
-                output = resolve(getattr(instance, _name)(**dict(parameters or {})))
-                cost = float(getattr(instance, "cost", 0.0) or 0.0) * (getattr(instance, "calls", 0) - calls)
-                return response_cls(text=str(output)), -cost, {"tool_error": float(getattr(instance, "errors", 0) > errors)}
-
-            async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
-                return 0.0  # the episode's reward is the environment's, from the final answer (as_verl_env_compute_score)
-
-            async def release(self, instance_id: str, **kwargs: Any) -> None:
-                _, assigned = self.calls.pop(instance_id, (None, False))
-                if assigned:  # the caller's own id names the trajectory: released at its end
-                    self.episodes.end(f"instance:{instance_id}")
-
-        EnvTool.__name__ = EnvTool.__qualname__ = f"Verl_{tool_name}"
-        classes.append(EnvTool)
+        classes.append(_verl_tool_class(tool_name, schema_dict, episodes))
     return classes
+
+
+def _verl_tool_class(tool_name: str, schema_dict: dict, episodes: "VerlEpisodes") -> type:
+    """verl's `BaseTool` for one tool of an environment (see `verl_env_tools`)."""
+    import uuid
+
+    from rewards.environments import resolve
+
+    base, schema_cls, response_cls = _verl_types()
+
+    class EnvTool(base):  # type: ignore[misc, valid-type]
+        def __init__(self, config: dict, tool_schema: Any = None, _schema: dict = schema_dict) -> None:
+            self.config, self.calls, self.episodes = dict(config or {}), {}, episodes
+            if tool_schema is None:  # verl passes the schema from its tool config; else ours
+                tool_schema = schema_cls.model_validate(_schema) if hasattr(schema_cls, "model_validate") else _schema
+            self.tool_schema = tool_schema
+            self.name = _schema["function"]["name"]
+
+        def get_openai_tool_schema(self) -> Any:
+            return self.tool_schema
+
+        async def create(self, instance_id: str | None = None, create_kwargs: dict | None = None, **kwargs: Any) -> Any:
+            assigned = instance_id is not None
+            instance_id = instance_id or str(uuid.uuid4())
+            self.calls[instance_id] = (dict(create_kwargs or kwargs.get("create_kwargs") or {}), assigned)
+            return instance_id, response_cls()
+
+        async def execute(self, instance_id: str, parameters: dict, _name: str = tool_name, agent_data: Any = None,
+                          **kwargs: Any) -> Any:
+            row, assigned = self.calls[instance_id]
+            instance = self.episodes.get(trajectory_key(instance_id, agent_data, assigned), row)
+            errors, calls = getattr(instance, "errors", 0), getattr(instance, "calls", 0)
+            output = resolve(getattr(instance, _name)(**dict(parameters or {})))
+            cost = float(getattr(instance, "cost", 0.0) or 0.0) * (getattr(instance, "calls", 0) - calls)
+            return response_cls(text=str(output)), -cost, {"tool_error": float(getattr(instance, "errors", 0) > errors)}
+
+        async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
+            return 0.0  # the episode's reward is the environment's, from the final answer (as_verl_env_compute_score)
+
+        async def release(self, instance_id: str, **kwargs: Any) -> None:
+            _, assigned = self.calls.pop(instance_id, (None, False))
+            if assigned:  # the caller's own id names the trajectory: released at its end
+                self.episodes.end(f"instance:{instance_id}")
+
+    EnvTool.__name__ = EnvTool.__qualname__ = f"Verl_{tool_name}"
+    return EnvTool
 
 
 def verl_transcript(solution_str: str) -> tuple[list[tuple[str, Any]], str]:

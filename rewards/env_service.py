@@ -215,26 +215,12 @@ def seed_row(body: dict) -> dict:
     return row
 
 
-def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = None, max_sessions: int = 1024,
-                   session_ttl: float = 600.0) -> Any:
-    """A FastAPI app serving the environments `factory` makes (module docstring).
-
-    >>> from rewards.environments import build_env
-    >>> app = create_env_app(build_env("calculator"), "calculator")
-    >>> sorted(r.path for r in app.routes if r.methods and "POST" in r.methods)
-    ['/calculator', '/close_session', '/reset', '/seed_session', '/step', '/verify']
-    """
-    from fastapi import FastAPI, HTTPException, Request
+def _session_helpers(sessions: "Sessions") -> tuple:
+    """(answer, parsed, session_of, locked): the plumbing every endpoint of create_env_app shares."""
+    from fastapi import HTTPException, Request
     from fastapi.responses import JSONResponse
-    from starlette.concurrency import run_in_threadpool
 
-    from rewards.environments import EpisodeOver, final_reward, resolve, run_step
-    from rewardlab.service import add_protections
-
-    app = FastAPI(title="rewardlab environment service", version="1")
-    add_protections(app, limits)
-    sessions = Sessions(factory, max_sessions, session_ttl)
-    app.state.sessions = sessions
+    from rewards.environments import EpisodeOver
 
     def answer(content: dict, session_id: Optional[str]) -> Any:
         reply = JSONResponse(content)
@@ -274,6 +260,18 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
         finally:
             entry.lock.release()
 
+    return answer, parsed, session_of, locked
+
+
+def _seed_route(sessions: "Sessions", helpers: tuple) -> Any:
+    """POST /seed_session and /reset: a new episode from the body's task."""
+    from fastapi import HTTPException, Request
+    from starlette.concurrency import run_in_threadpool
+
+    from rewards.environments import resolve
+
+    answer, parsed, session_of, locked = helpers
+
     async def seed(http: Request) -> Any:
         body = await parsed(http)
         try:
@@ -297,10 +295,18 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
             raise HTTPException(400, f"task: {exc}") from None
         return answer({"session_id": session_id, "observation": observation}, session_id)
 
-    app.post("/seed_session")(seed)
-    app.post("/reset")(seed)
+    return seed
 
-    @app.post("/step")
+
+def _step_route(sessions: "Sessions", helpers: tuple) -> Any:
+    """POST /step: one policy message; the last step carries the episode's reward."""
+    from fastapi import HTTPException, Request
+    from starlette.concurrency import run_in_threadpool
+
+    from rewards.environments import final_reward, run_step
+
+    answer, parsed, session_of, locked = helpers
+
     async def step(http: Request) -> Any:
         body = await parsed(http)
         message = body.get("message")
@@ -322,7 +328,18 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
         return answer({"observation": turn.observation, "reward": reward, "done": turn.done, "tool_call": turn.tool_call,
                        "tool_error": turn.tool_error}, session_id)
 
-    @app.post("/verify")
+    return step
+
+
+def _verify_route(sessions: "Sessions", helpers: tuple) -> Any:
+    """POST /verify: the final answer, judged once; NeMo Gym's BaseVerifyResponse shape when asked."""
+    from fastapi import HTTPException, Request
+    from starlette.concurrency import run_in_threadpool
+
+    from rewards.environments import final_reward, run_step
+
+    answer, parsed, session_of, locked = helpers
+
     async def verify(http: Request) -> Any:
         body = await parsed(http)
         session_id, entry = session_of(body, http)
@@ -353,7 +370,16 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
             out = {**{k: v for k, v in body.items() if k != "session_id"}, **out}
         return answer(out, session_id)
 
-    @app.post("/close_session")
+    return verify
+
+
+def _close_route(sessions: "Sessions", helpers: tuple) -> Any:
+    """POST /close_session."""
+    from fastapi import HTTPException, Request
+
+
+    answer, parsed, session_of, locked = helpers
+
     async def close(http: Request) -> Any:
         body = await parsed(http)
         try:
@@ -361,6 +387,36 @@ def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = Non
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
         return {"closed": sessions.end(session_id)}
+
+    return close
+
+
+def create_env_app(factory: Callable[[], Any], spec: str = "", limits: Any = None, max_sessions: int = 1024,
+                   session_ttl: float = 600.0) -> Any:
+    """A FastAPI app serving the environments `factory` makes (module docstring).
+
+    >>> from rewards.environments import build_env
+    >>> app = create_env_app(build_env("calculator"), "calculator")
+    >>> sorted(r.path for r in app.routes if r.methods and "POST" in r.methods)
+    ['/calculator', '/close_session', '/reset', '/seed_session', '/step', '/verify']
+    """
+    from fastapi import FastAPI
+
+    from rewardlab.service import add_protections
+
+    app = FastAPI(title="rewardlab environment service", version="1")
+    add_protections(app, limits)
+    sessions = Sessions(factory, max_sessions, session_ttl)
+    app.state.sessions = sessions
+
+    helpers = _session_helpers(sessions)
+    answer, parsed, session_of, locked = helpers
+    seed = _seed_route(sessions, helpers)
+    app.post("/seed_session")(seed)
+    app.post("/reset")(seed)
+    app.post("/step")(_step_route(sessions, helpers))
+    app.post("/verify")(_verify_route(sessions, helpers))
+    app.post("/close_session")(_close_route(sessions, helpers))
 
     probe = factory()
     for tool in (probe.tools() if callable(getattr(probe, "tools", None)) else []):

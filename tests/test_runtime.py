@@ -76,7 +76,7 @@ def test_the_default_rl_run_is_pinned_to_fp32_even_where_bf16_is_fast(monkeypatc
     config resolves to fp32 on every device, and is passed on unchanged (the fp32 code path)."""
     from training.config import RLConfig
     from training.run_state import _mixed_precision
-    from training.trainer import resolved_precision
+    from training.run_state import resolved_precision
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)

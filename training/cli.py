@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if summary.get("stopped_by_alarm"):
         print(f"rl: stopped at step {summary['stopped_by_alarm']['step']} by the hack alarm: {summary['stopped_by_alarm']['reason']}")
     if before is not None and after is not None:
-        from training.trainer import heldout_kind
+        from training.heldout import heldout_kind
 
         print(f"rl: held-out greedy accuracy ({heldout_kind(config)}) {before:.1%} -> {after:.1%} ({100 * (after - before):+.1f} points)")
     if summary.get("tool_use_before") is not None and summary.get("tool_use_after") is not None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from training.collect import rollout_columns
 from training.episodes import final_answers, sample_episodes
 from training.rollout import generate, render_prompt
@@ -44,3 +46,19 @@ def heldout_eval(run: Run, rows: list[dict]) -> dict[str, float]:
 def greedy_accuracy(run: Run, rows: list[dict]) -> float | None:
     """Held-out greedy accuracy of the current policy on `rows` (None without gold answers)."""
     return heldout_eval(run, rows).get("accuracy")
+
+
+def heldout_kind(config: Any) -> str:
+    """What the held-out accuracy measures: with an environment, whole episodes (tools, feedback,
+    up to --max-turns turns); else one completion per prompt. `sft` measures single-turn answers,
+    so its number and an `--env` run's "before" differ for the same policy."""
+    if config.env:
+        return f"episodes with the environment {config.env.split(':')[0]}, up to {config.max_turns} turns"
+    return "single turn"
+
+
+def episode_summary(heldout: dict[str, float], when: str) -> dict[str, float]:
+    """--env: how often the greedy episodes call a tool (environments with text tool calls) and
+    are right at the first turn, as summary.json names them (`tool_use_before`, ...)."""
+    names = {"tool_use_rate": "tool_use", "first_turn_accuracy": "first_turn_accuracy"}
+    return {f"{name}_{when}": heldout[key] for key, name in names.items() if key in heldout}

@@ -8,7 +8,7 @@ loads the models, builds the optimizer and schedule under `accelerate`, and retu
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -250,3 +250,11 @@ def setup_run(config: RLConfig, prepared: Prepared) -> Run:
                reward_fn=prepared.reward_fn, accuracy_fn=prepared.accuracy_fn,
                stream=PromptStream(prepared.rows, seed=config.seed + 1000 * accelerator.process_index),
                curriculum=curriculum, counters=Counters())
+
+
+def resolved_precision(config: RLConfig) -> RLConfig:
+    """`--mixed-precision auto` replaced by what it chose on this device (config.json records it);
+    any other choice is returned as it is (the default `no` runs the fp32 code unchanged)."""
+    if config.mixed_precision != "auto":
+        return config
+    return replace(config, mixed_precision=resolve_precision("auto"))

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +33,10 @@ from rewardlab.runs import load_checkpoint, resume_checkpoint, save_checkpoint, 
 from training.advantages import sequence_rewards
 from training.collect import Batch, collect_batch, overlap_rounds, score_round
 from training.config import RLConfig
-from training.heldout import heldout_eval
+from training.heldout import episode_summary, heldout_eval, heldout_kind
 from training.monitors import BestProbePolicy, build_monitors
 from training.pipeline import BackgroundScorer
-from training.run_state import Prepared, Run, prepare_run, setup_run
+from training.run_state import Prepared, Run, prepare_run, resolved_precision, setup_run
 from training.update import Advantages, compute_advantages, update_policy
 
 
@@ -50,16 +49,6 @@ def train(config: RLConfig, prepared: Prepared | None = None) -> dict[str, Any]:
     config = resolved_precision(config)
     with cpu_threads(config.cpu_threads, "rl"):
         return _train(config, prepared)
-
-
-def resolved_precision(config: RLConfig) -> RLConfig:
-    """`--mixed-precision auto` replaced by what it chose on this device (config.json records it);
-    any other choice is returned as it is (the default `no` runs the fp32 code unchanged)."""
-    from rewardlab.runtime import resolve_precision
-
-    if config.mixed_precision != "auto":
-        return config
-    return replace(config, mixed_precision=resolve_precision("auto"))
 
 
 def _train(config: RLConfig, prepared: Prepared) -> dict[str, Any]:
@@ -189,7 +178,7 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     before = heldout_eval(run, eval_rows)
     summary = {"accuracy_before": before.get("accuracy"), "badly_wrong_before": before.get("badly_wrong"),
                "policy": str(run.config.model or "default"), "reward": run.config.reward}
-    summary.update(_episode_summary(before, "before"))
+    summary.update(episode_summary(before, "before"))
     if summary["accuracy_before"] is not None:
         tools = f", tool calls in {before['tool_use_rate']:.1%} of answers" if "tool_use_rate" in before else ""
         turns = f", right at the first turn {before['first_turn_accuracy']:.1%}" if "first_turn_accuracy" in before else ""
@@ -198,28 +187,12 @@ def _start_or_resume(run: Run, resume_from: Path | None, metrics_path: Path, eva
     return 0, summary
 
 
-def heldout_kind(config: Any) -> str:
-    """What the held-out accuracy measures: with an environment, whole episodes (tools, feedback,
-    up to --max-turns turns); else one completion per prompt. `sft` measures single-turn answers,
-    so its number and an `--env` run's "before" differ for the same policy."""
-    if config.env:
-        return f"episodes with the environment {config.env.split(':')[0]}, up to {config.max_turns} turns"
-    return "single turn"
-
-
-def _episode_summary(heldout: dict[str, float], when: str) -> dict[str, float]:
-    """--env: how often the greedy episodes call a tool (environments with text tool calls) and
-    are right at the first turn, as summary.json names them (`tool_use_before`, ...)."""
-    names = {"tool_use_rate": "tool_use", "first_turn_accuracy": "first_turn_accuracy"}
-    return {f"{name}_{when}": heldout[key] for key, name in names.items() if key in heldout}
-
-
 def _finish(run: Run, summary: dict[str, Any], eval_rows: list[dict], run_start: float, stopped: dict | None) -> dict[str, Any]:
     """The end: accuracy after, the final policy, summary.json and the report."""
     c, accelerator = run.config, run.accelerator
     after = heldout_eval(run, eval_rows)
     summary["accuracy_after"], summary["badly_wrong_after"] = after.get("accuracy"), after.get("badly_wrong")
-    summary.update(_episode_summary(after, "after"))
+    summary.update(episode_summary(after, "after"))
     summary["steps"] = stopped["step"] if stopped else c.steps
     summary["wall_seconds_this_session"] = round(time.time() - run_start, 1)
     summary["bad_steps_total"] = run.counters.bad_steps_total

@@ -469,7 +469,12 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     if _squash(extracted) == _squash(gold_text):
         # written exactly as the gold: '\\boxed{93,43}' is a list in LaTeX, but not against a gold 93,43
         return Verdict.CORRECT, extracted, gold_text, "same answer text"
-    gold_expr, pred_expr = gold_exprs[0], pred_exprs[0]
+    return _compare_expressions(gold, gold_text, extracted, gold_exprs[0], pred_exprs[0], s)
+
+
+def _compare_expressions(gold: str, gold_text: str, extracted: str, gold_expr: Any, pred_expr: Any, s: Settings) -> Decision:
+    """The last stage of `_decide`: two parsed expressions, equal by value, up to a renaming of free
+    symbols, with `i` as the imaginary unit, or across degrees and radians."""
     if undefined(gold_expr) or undefined(pred_expr):
         # "12:00" reads as the ratio 12/0; an undefined value equals nothing but the same writing
         ok = _squash(gold_text) == _squash(extracted)

@@ -19,7 +19,7 @@ from rewards.environments import build_env
 
 
 def client(spec="calculator:cost=0.1"):
-    return TestClient(create_env_app(build_env(spec), spec), raise_server_exceptions=False)
+    return TestClient(create_env_app(build_env(spec), spec), base_url="http://127.0.0.1:8000", raise_server_exceptions=False)
 
 
 def responses_answer(text):
@@ -94,7 +94,7 @@ def test_session_ids_are_seeded_once():
     with client() as c:
         assert c.post("/seed_session", json={"session_id": "mine", "task": {"answer": "2"}}).status_code == 200
         c.post("/calculator", json={"session_id": "mine", "expression": "1+1"})
-        other = TestClient(c.app)  # another client, knowing the id
+        other = TestClient(c.app, base_url="http://127.0.0.1:8000")  # another client, knowing the id
         r = other.post("/seed_session", json={"session_id": "mine", "task": {"answer": "999"}})
         assert r.status_code == 409 and "seeded once" in r.json()["detail"]
         assert c.post("/verify", json={"session_id": "mine", "message": "2"}).json()["reward"] == pytest.approx(0.9)  # budget kept

@@ -132,7 +132,7 @@ def gym_step_reward(client, calls, answer):
 
 
 def test_one_episode_gets_the_same_reward_from_rl_verl_nemo_gym_and_step():
-    client = TestClient(create_env_app(build_env(SPEC), SPEC))
+    client = TestClient(create_env_app(build_env(SPEC), SPEC), base_url="http://127.0.0.1:8000")
     rewards = {}
     for k, (calls, answer) in enumerate(EPISODES):
         got = {"rl": rl_reward(calls, answer), "verl": verl_reward(calls, answer, f"r{k}"),
