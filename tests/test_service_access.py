@@ -87,7 +87,7 @@ def _config(module: str, *argv: str):
     from rewardlab.config import add_config_args, config_from_args
 
     cli = importlib.import_module(module)
-    cls = next(v for k, v in vars(cli).items() if k.endswith("Config") and isinstance(v, type))
+    cls = next(v for k, v in vars(cli).items() if k.startswith("Serve") and k.endswith("Config") and isinstance(v, type))
     parser = argparse.ArgumentParser()
     add_config_args(parser, cls)
     return config_from_args(cls, parser.parse_args(list(argv)))
