@@ -217,9 +217,13 @@ def save_checkpoint(root: Path, step: int, write: Callable[[Path], Any], state: 
     wait = accelerator.wait_for_everyone if accelerator is not None else (lambda: None)
     root.mkdir(parents=True, exist_ok=True)
     final = root / (name or f"step-{step:06d}")
-    tmp = root / f".tmp-{final.name}"
-    if main and tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = root / f".tmp-{final.name}"  # one name every process can find; made afresh, never followed
+    if main:
+        if tmp.is_symlink() or tmp.is_file():
+            tmp.unlink()  # a planted link (dangling or not) is removed, never written through
+        elif tmp.exists():
+            shutil.rmtree(tmp)  # a crashed save's leftovers
+        os.mkdir(tmp, 0o700)  # exclusive: fails rather than reuse what appeared in between
     wait()
     write(tmp)
     wait()  # every process has written its part: the file list is final

@@ -39,3 +39,20 @@ def test_a_dangling_manifest_link_is_refused(tmp_path):
     with pytest.raises(ValueError, match="symbolic link"):
         prepare_folder(Plan(), {"a": 1}, overwrite=False)
     assert not victim.exists()
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_checkpoint_is_never_written_through_a_planted_temporary_link(tmp_path, dangling):
+    """Another user plants `.tmp-step-000001` as a link (to a folder of the victim's, or to nowhere):
+    the checkpoint is written into a folder of its own and the link's target is untouched."""
+    from rewardlab.runs import checkpoint_problem, save_checkpoint
+
+    root, victim = tmp_path / "run" / "checkpoints", tmp_path / "victim"
+    root.mkdir(parents=True)
+    if not dangling:
+        victim.mkdir()
+        (victim / "keep.txt").write_text("mine")
+    (root / ".tmp-step-000001").symlink_to(victim, target_is_directory=True)
+    final = save_checkpoint(root, 1, lambda d: (d / "random_states_0.pkl").write_bytes(b"x"), {})
+    assert checkpoint_problem(final) is None and not final.is_symlink()
+    assert (sorted(p.name for p in victim.iterdir()) == ["keep.txt"]) if not dangling else not victim.exists()
