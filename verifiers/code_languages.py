@@ -162,21 +162,25 @@ def _output(argv: list[str]) -> str:
 
 
 def java_main_class(source: str) -> str:
-    """The class that holds `main` (else the public class, else `Main`): the file name and what `java` runs."""
-    clean = re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)
-    for match in re.finditer(r"\bclass\s+([A-Za-z_]\w*)", clean):
-        rest = clean[match.end():]
-        nxt = re.search(r"\bclass\s+[A-Za-z_]\w*", rest)
-        body = rest[: nxt.start()] if nxt else rest
-        if re.search(r"\bstatic\s+void\s+main\s*\(", body) or re.search(r"\bvoid\s+static\s+main\s*\(", body):
+    """The class that holds `main` (else the public class, else `Main`): the file name and what `java` runs.
+    One pass over the class declarations (each class's text runs to the next one): linear in the source."""
+    clean = _JAVA_COMMENTS.sub("", source)
+    starts = list(_JAVA_CLASS.finditer(clean))
+    for match, following in zip(starts, [*starts[1:], None]):
+        body = clean[match.end() : following.start() if following else len(clean)]
+        if _JAVA_MAIN.search(body):
             return match.group(1)
-    public = re.search(r"\bpublic\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)", clean)
-    return public.group(1) if public else "Main"
+    return _public_class(clean) or "Main"
+
+
+_JAVA_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_JAVA_CLASS = re.compile(r"\bclass\s+([A-Za-z_]\w*)")
+_JAVA_MAIN = re.compile(r"\b(?:static\s+void|void\s+static)\s+main\s*\(")
+_JAVA_PUBLIC = re.compile(r"\bpublic\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)")
 
 
 def _public_class(source: str) -> str | None:
-    clean = re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)
-    public = re.search(r"\bpublic\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)", clean)
+    public = _JAVA_PUBLIC.search(_JAVA_COMMENTS.sub("", source))
     return public.group(1) if public else None
 
 
