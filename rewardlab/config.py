@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import types
 import typing
 from pathlib import Path
@@ -30,7 +31,8 @@ from typing import Any
 def opt(default: Any, help: str, **metadata: Any) -> Any:
     """A dataclass field with a default and a one-line help string (shown by `--help`). Constraints
     in `metadata`, checked by `check_fields`: `choices` (also the command line's), `gt`, `ge`, `lt`,
-    `le` (on the value, or on each item of a tuple), `required` (a non-empty value; its text says what to pass)."""
+    `le` (on the value, or on each item of a tuple), `required` (a non-empty value; its text says what to pass),
+    `seconds` (None or a finite number of seconds > 0)."""
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help, **metadata})
     return dataclasses.field(default=default, metadata={"help": help, **metadata})
@@ -38,7 +40,7 @@ def opt(default: Any, help: str, **metadata: Any) -> Any:
 
 def check_fields(config: Any, piece: type) -> None:
     """Check on `config` the constraints written on the fields that `piece` declares itself
-    (`choices`, `gt`, `ge`, `lt`, `le`, `required`; None passes the bounds), naming the option.
+    (`choices`, `gt`, `ge`, `lt`, `le`, `required`, `seconds`; None passes the bounds), naming the option.
 
     >>> @dataclasses.dataclass(frozen=True)
     ... class Demo:
@@ -76,6 +78,8 @@ _BOUNDS = {"gt": (">", lambda v, b: v > b), "ge": (">=", lambda v, b: v >= b),
 def _check_field(value: Any, meta: Any, flag: str) -> None:
     if meta.get("required") and (value is None or not str(value).strip() or str(value) == "."):
         raise ValueError(f"{flag} is required: {meta['required']}")
+    if meta.get("seconds") and value is not None and not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{flag} must be a positive number of seconds, got {value}")
     items = value if isinstance(value, (tuple, list)) else (value,)  # a repeatable option: each of its values
     for item in items:
         if "choices" in meta and item not in meta["choices"]:

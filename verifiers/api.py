@@ -50,7 +50,7 @@ class ItemsConfig:
 
     prediction_column: str = opt("prediction", "field with the prediction (falls back to `completion` / `response`)")
     gold_column: str = opt("gold", "field with the gold answer (falls back to `answer`)")
-    timeout: float | None = opt(None, "hard limit per item in seconds (default: the kind's: 5, 30 for code)", gt=0)
+    timeout: float | None = opt(None, "hard limit per item in seconds (default: the kind's: 5, 30 for code)", seconds=True)
     workers: int | None = opt(None, "worker processes (default: min(cpu count, 4))", ge=1)
 
     def check_items(self) -> None:
