@@ -32,7 +32,7 @@ class EvalRMConfig(EvalRuntimeConfig, OODConfig, ShiftConfig, RMSourceConfig):
 
     mode: str = opt("eval", "eval: accuracy/calibration/shift/OOD report; check: flag --samples as out of distribution", choices=MODES)
     data: str | None = opt(None, "evaluation file (JSONL/Parquet/CSV) or hub dataset; default: held-out synthetic rows matching the RM kind")
-    benchmark: str = opt("auto", "score --data as a benchmark (rewardbench, rewardbench2, processbench; docs/evaluation.md); auto: by name or columns; none: off",
+    benchmark: str = opt("auto", "score --data as a benchmark (rewardbench, rewardbench2, processbench; docs/eval.md); auto: by name or columns; none: off",
                          choices=("auto", "none", "rewardbench", "rewardbench2", "processbench"))
     split: str | None = opt(None, "hub split of --data (default: the benchmark's own: filtered, test, gsm8k; else train)")
     prompt_column: str = opt("prompt", "column of --data holding the prompt (default: `prompt`, else `question` / `problem`)")
