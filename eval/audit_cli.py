@@ -15,28 +15,29 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rewardlab.config import add_config_args, config_from_args, opt, save_config
+from rewardlab.config import add_config_args, check_fields, config_from_args, opt, save_config
+from verifiers.api import ItemsConfig
 
 
 @dataclass(frozen=True)
-class AuditConfig:
-    input: str = opt("", "items to verify: JSONL/Parquet/CSV with a prediction and a gold column")
+class AuditConfig(ItemsConfig):
+    """audit-verifier: the two verifiers and the items (their columns, time limit and workers: `ItemsConfig`)."""
+
+    input: str = opt("", "items to verify: JSONL/Parquet/CSV with a prediction and a gold column",
+                     required="a JSONL/Parquet/CSV file of items (prediction + gold columns)")
     a: str = opt("ours:math", "verifier A: ours:KIND[:key=value,...], math-verify, or label[:COLUMN]")
     b: str = opt("math-verify", "verifier B (same forms as --a)")
-    prediction_column: str = opt("prediction", "column with the model's answer text (falls back to `completion`/`response`)")
-    gold_column: str = opt("gold", "column with the reference answer (falls back to `answer`)")
     out: str = opt("outputs/audit-verifier", "output directory")
-    limit: int = opt(0, "audit only the first N items (0 = all)")
-    timeout: float | None = opt(None, "per-item wall-clock limit in seconds for our verifiers (default: the kind's)")
-    workers: int | None = opt(None, "worker processes for our verifiers (default: the pool's)")
+    limit: int = opt(0, "audit only the first N items (0 = all)", ge=0)
 
-    def __post_init__(self) -> None:
-        if not self.input:
-            raise ValueError("--input is required: a JSONL/Parquet/CSV file of items (prediction + gold columns)")
-        if self.limit < 0:
-            raise ValueError(f"--limit must be >= 0, got {self.limit}")
+    def check_audit(self) -> None:
+        check_fields(self, AuditConfig)
         if self.a == self.b:
             raise ValueError(f"--a and --b are the same verifier ({self.a!r}); choose two different ones")
+
+    def __post_init__(self) -> None:
+        self.check_items()
+        self.check_audit()
 
 
 def _column(rows: list[dict], wanted: str, fallbacks: tuple[str, ...], flag: str) -> str:

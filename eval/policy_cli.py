@@ -14,46 +14,44 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rewardlab.config import add_config_args, config_from_args, opt, save_config
+from rewardlab.config import add_config_args, check_fields, config_from_args, opt, save_config, with_defaults
+from rewardlab.runtime import EvalRuntimeConfig
+from training.rollout import DecodingConfig
+
+from eval.policy_eval import PolicyRewardsConfig
+
+PolicyDecodingConfig = with_defaults(DecodingConfig, max_new_tokens=16)  # eval-policy's own length limit
 
 
+# the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
 @dataclass(frozen=True)
-class EvalPolicyConfig:
+class EvalPolicyConfig(EvalRuntimeConfig, PolicyRewardsConfig, PolicyDecodingConfig):
+    """eval-policy: sampling (`DecodingConfig`), the rewards reported (`PolicyRewardsConfig`), seed,
+    threads and precision (`RuntimeConfig`: fp32 by default, the documented pass@k), and the prompts."""
+
     model: str | None = opt(None, "policy: local folder or hub name of a causal LM; default: the project's tiny arithmetic policy")
     data: str | None = opt(None, "prompts file (JSONL/Parquet/CSV) with prompt and answer columns; default: ArithmeticTask test split")
     digits: int = opt(3, "default task: operand digits")
     n_terms: int = opt(2, "default task: number of operands")
     ops: str = opt("+", "default task: operators to draw from")
-    n_prompts: int = opt(64, "number of prompts to evaluate")
-    n: int = opt(8, "samples per prompt")
-    k: tuple[int, ...] = opt((1, 4, 8), "k values for pass@k and maj@k (each <= --n)")
-    temperature: float = opt(1.0, "sampling temperature (0 = greedy, then every sample is the same)")
-    top_p: float = opt(1.0, "nucleus sampling")
-    max_new_tokens: int = opt(16, "generation length limit")
+    n_prompts: int = opt(64, "number of prompts to evaluate", ge=1)
+    n: int = opt(8, "samples per prompt", ge=1)
+    k: tuple[int, ...] = opt((1, 4, 8), "k values for pass@k and maj@k (each <= --n)", ge=1)
     kind: str = opt("math", "verifier kind for correctness and answer equivalence")
-    reward: str | None = opt(None, "reward spec to report the mean of (e.g. 'verifier:math', 'rm:PATH')")
-    proxy_reward: str | None = opt(None, "proxy reward spec (e.g. a learned RM 'rm:PATH'); with --gold-reward gives the gap")
-    gold_reward: str | None = opt(None, "gold reward spec (e.g. 'verifier:math')")
     prompt_column: str = opt("prompt", "prompt column of --data (default `prompt`, else a GSM8K `question` or MATH `problem` column)")
     answer_column: str = opt("answer", "gold answer column of --data")
-    batch_size: int = opt(256, "generation batch size (sequences)")
-    seed: int = opt(0, "sampling seed")
-    cpu_threads: int = opt(0, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them; rewardlab/runtime.py)")
+    batch_size: int = opt(256, "generation batch size (sequences)", ge=1)
     out: str = opt("outputs/eval-policy", "output directory")
 
     def __post_init__(self) -> None:
-        for name in ("n_prompts", "n", "max_new_tokens", "batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        if not self.k or any(k < 1 or k > self.n for k in self.k):
+        for check in (self.check_decoding, self.check_rewards, self.check_runtime):
+            check()
+        check_fields(self, EvalPolicyConfig)
+        if not self.k or any(k > self.n for k in self.k):
             raise ValueError(f"--k values must be in [1, --n={self.n}], got {list(self.k)}")
-        if (self.proxy_reward is None) != (self.gold_reward is None):
-            raise ValueError("--proxy-reward and --gold-reward go together: give both (or neither)")
-        if self.temperature < 0:
-            raise ValueError(f"--temperature must be >= 0, got {self.temperature}")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +76,7 @@ def load_prompts(cfg: EvalPolicyConfig) -> list[dict]:
 def sample_completions(cfg: EvalPolicyConfig, prompts: list) -> tuple[list[list[str]], object]:
     import torch
     from rewardlab.progress import progress_bar
+    from rewardlab.runtime import autocast
 
     from training.policy import load_policy
     from training.rollout import generate
@@ -86,12 +85,14 @@ def sample_completions(cfg: EvalPolicyConfig, prompts: list) -> tuple[list[list[
     model.eval()
     torch.manual_seed(cfg.seed)
     chunk = max(1, cfg.batch_size // cfg.n)
+    device = next(model.parameters()).device.type
     completions: list[list[str]] = []
-    with torch.no_grad():
+    with torch.no_grad(), autocast(cfg.precision(device), device):  # the sampling softmax runs in fp32 (training/rollout.py)
         for start in progress_bar(range(0, len(prompts), chunk), desc="sampling", unit="batches"):
             completions += generate(model, tokenizer, prompts[start : start + chunk], num_samples=cfg.n,
                                     max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
-                                    batch_size=cfg.batch_size)
+                                    top_k=cfg.top_k, stop=list(cfg.stop) or None, batch_size=cfg.batch_size,
+                                    chat_template=cfg.chat_template)
     return completions, tokenizer
 
 
@@ -122,6 +123,7 @@ def _run(args: argparse.Namespace) -> int:
         for name in ("reward", "proxy_reward", "gold_reward"):
             if getattr(cfg, name):
                 rewards_built[name] = build_reward(getattr(cfg, name))
+    cfg = replace(cfg, mixed_precision=cfg.precision())  # config.json: what auto chose on this machine's device
     out = Path(cfg.out)
     save_config(cfg, out)
     rows = load_prompts(cfg)

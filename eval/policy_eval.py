@@ -18,12 +18,32 @@ with hand-made completions:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
+from rewardlab.config import check_fields, opt
+
 from eval.passk import majority_answer, maj_at_k_groups, mean_pass_at_k
+
+
+
+@dataclass(frozen=True)
+class PolicyRewardsConfig:
+    """The rewards `eval-policy` reports: one mean, or a proxy and a gold reward and their gap (a piece of its config)."""
+
+    reward: str | None = opt(None, "reward spec to report the mean of (e.g. 'verifier:math', 'rm:PATH')")
+    proxy_reward: str | None = opt(None, "proxy reward spec (e.g. a learned RM 'rm:PATH'); with --gold-reward gives the gap")
+    gold_reward: str | None = opt(None, "gold reward spec (e.g. 'verifier:math')")
+
+    def check_rewards(self) -> None:
+        check_fields(self, PolicyRewardsConfig)
+        if (self.proxy_reward is None) != (self.gold_reward is None):
+            raise ValueError("--proxy-reward and --gold-reward go together: give both (or neither)")
+
+    __post_init__ = check_rewards
 
 
 def correctness(completions: list[list[str]], golds: Sequence[str], kind: str = "math", timeout: float | None = None) -> list[list[str]]:

@@ -18,7 +18,10 @@ True
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any, Callable
+
+from rewardlab.config import check_fields, opt
 
 # Filler words: common English words unlikely to carry the answer of a math/arithmetic item.
 FILLER_WORDS: tuple[str, ...] = tuple(
@@ -96,3 +99,19 @@ def shift_rows(rows: list[dict[str, Any]], shift: str, p: float, field: str = "r
                 new[col] = [{**m, "content": shift_text(m["content"], shift, p, seed=f"{seed}|{i}|{col}|{j}")} for j, m in enumerate(value)]
         out.append(new)
     return out
+
+
+@dataclass(frozen=True)
+class ShiftConfig:
+    """Which word-level shifts `eval-rm` sweeps, on what and how hard: a piece of `EvalRMConfig`."""
+
+    shifts: tuple[str, ...] = opt(("substitute", "insert", "delete"), "word-level shifts to apply", choices=tuple(SHIFTS))
+    shift_fields: tuple[str, ...] = opt(("response", "prompt", "both"), "what to shift", choices=FIELDS)
+    shift_levels: tuple[float, ...] = opt((0.1, 0.25, 0.5), "shift rates p (fraction of words) for the accuracy/ECE sweep", ge=0, le=1)
+
+    def check_shifts(self) -> None:
+        check_fields(self, ShiftConfig)
+        if not self.shifts or not self.shift_fields:
+            raise ValueError("--shifts and --shift-fields need at least one value each")
+
+    __post_init__ = check_shifts

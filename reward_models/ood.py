@@ -33,7 +33,25 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from sklearn.covariance import LedoitWolf
 
+from rewardlab.config import check_fields, opt
+
 from reward_models.metrics import energy_score, max_softmax
+
+
+@dataclass(frozen=True)
+class OODConfig:
+    """The out-of-distribution detector `eval-rm` fits (both modes) and checks samples with: a piece of `EvalRMConfig`."""
+
+    train_data: str | None = opt(None, "in-distribution rows the RM was trained on (fits the Mahalanobis detector); default: the synthetic train split")
+    n_train: int = opt(512, "in-distribution training rows for the OOD detector", ge=1)
+    ood_p: float = opt(0.5, "shift rate of the out-of-distribution set for OOD detection", ge=0, le=1)
+    samples: str | None = opt(None, "check mode: file of policy samples with `prompt` and `response` (or `completion`) columns")
+    target_fpr: float = opt(0.05, "check mode: false-positive rate the threshold is calibrated to on held-out in-distribution data", gt=0, lt=1)
+
+    def check_ood(self) -> None:
+        check_fields(self, OODConfig)
+
+    __post_init__ = check_ood
 
 
 def pair_logits(chosen_scores: Sequence[float], rejected_scores: Sequence[float]) -> np.ndarray:

@@ -13,10 +13,13 @@ model's device, under `torch.no_grad()`, with the truncation described in `rewar
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import torch
+
+from rewardlab.config import check_fields, opt
 
 from reward_models.backbones import load_tokenizer
 from reward_models.encoding import PairEncoder, collate
@@ -132,6 +135,26 @@ def _score_prm(rm: LoadedRewardModel, prompts, steps, batch_size) -> list[StepSc
 OOD_FILE = "ood.npz"  # the training distribution's OOD detector, saved beside the model by train-rm
 
 SCORERS: dict[str, Callable[..., list[Any]]] = {"bt": _score_bt, "quantile": _score_quantile, "prm": _score_prm}
+
+
+@dataclass(frozen=True)
+class RMSourceConfig:
+    """Which reward model a command loads (`load_reward_model`'s path, kind and hub options): a piece of `eval-rm`'s config."""
+
+    rm: str = opt("", "reward model: a directory or hub name (the project's own, or a hub sequence-classification RM / PRM)",
+                  required="a reward-model directory saved by `rewardlab train-rm`, or a hub name")
+    rm_kind: str = opt("auto", "auto: what the checkpoint is; prm: also a causal LM as a step-tag PRM (Math-Shepherd)",
+                       choices=("auto", "bt", "prm", "quantile"))
+    rm_option: tuple[str, ...] = opt((), "key=value options for a hub-format model (label=, tag=, good=, bad=, system=, "
+                                         "max_length=, trust_remote_code=), repeatable")
+
+    def check_rm_source(self) -> None:
+        check_fields(self, RMSourceConfig)
+        bad = next((item for item in self.rm_option if not item.partition("=")[0].strip() or "=" not in item), None)
+        if bad is not None:
+            raise ValueError(f"--rm-option must look like key=value, got {bad!r}")
+
+    __post_init__ = check_rm_source
 
 
 def load_reward_model(path: str | Path, device: str | torch.device | None = None, batch_size: int = 32, kind: str | None = None,

@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 import torch
 
-from rewardlab.config import check_fields, opt
-from rewardlab.runtime import PRECISION_CHOICES, RuntimeConfig, attention_for, make_accelerator, precision_record
+from rewardlab.config import check_fields, opt, with_defaults
+from rewardlab.runtime import RuntimeConfig, attention_for, make_accelerator, precision_record
 from rewardlab.runs import (check_run_dir, resume_checkpoint, save_checkpoint, start_run_dir, truncate_metrics,
                             write_folder_atomically)
 from reward_models import data as synthetic
@@ -42,11 +42,15 @@ from reward_models.prompt_record import record_training_prompts
 from reward_models.scoring import LoadedRewardModel
 
 
+# train-rm's defaults: threads by the machine (0), bf16 autocast where the device does it fast (auto)
+RMRuntimeConfig = with_defaults(RuntimeConfig, cpu_threads=0, mixed_precision="auto")
+
+
 # the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
 @dataclass(frozen=True)
-class TrainRMConfig(RuntimeConfig, AdapterConfig, RMScheduleConfig, ObjectiveConfig, BackboneConfig, RMRowsConfig):
+class TrainRMConfig(RMRuntimeConfig, AdapterConfig, RMScheduleConfig, ObjectiveConfig, BackboneConfig, RMRowsConfig):
     """train-rm: rows (`RMRowsConfig`), backbone (`BackboneConfig`), objective (`ObjectiveConfig`),
-    schedule (`RMScheduleConfig`), LoRA (`AdapterConfig`), seed and threads (`RuntimeConfig`), and
+    schedule (`RMScheduleConfig`), LoRA (`AdapterConfig`), seed, threads and precision (`RuntimeConfig`), and
     the optimisation's own settings."""
 
     kind: str = opt("bt", "reward model kind (qrm = quantile, the name the reward spec uses)", choices=(*KINDS, "qrm"))
@@ -57,10 +61,7 @@ class TrainRMConfig(RuntimeConfig, AdapterConfig, RMScheduleConfig, ObjectiveCon
     warmup_steps: int = opt(20, "learning-rate warmup steps", ge=0)
     weight_decay: float = opt(0.0, "AdamW weight decay")
     max_grad_norm: float = opt(1.0, "gradient clipping norm (0 = off)")
-    mixed_precision: str = opt("auto", "auto: bf16 autocast where the device does bf16 fast, else no (fp32); config.json records the choice", choices=PRECISION_CHOICES)
-    seed: int = opt(0, "seed for data order, generated data and head initialisation")
     resume: bool = opt(False, "continue from the last complete checkpoint in --output")
-    cpu_threads: int = opt(0, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them); see docs/training.md", ge=0)
 
     def __post_init__(self) -> None:
         if self.kind == "qrm":

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import types
 import typing
 from pathlib import Path
@@ -29,7 +30,9 @@ from typing import Any
 
 def opt(default: Any, help: str, **metadata: Any) -> Any:
     """A dataclass field with a default and a one-line help string (shown by `--help`). Constraints
-    in `metadata`, checked by `check_fields`: `choices` (also the command line's), `gt`, `ge`."""
+    in `metadata`, checked by `check_fields`: `choices` (also the command line's), `gt`, `ge`, `lt`,
+    `le` (on the value, or on each item of a tuple), `required` (a non-empty value; its text says what to pass),
+    `seconds` (None or a finite number of seconds > 0)."""
     if isinstance(default, (list, dict, set)):
         return dataclasses.field(default_factory=lambda: type(default)(default), metadata={"help": help, **metadata})
     return dataclasses.field(default=default, metadata={"help": help, **metadata})
@@ -37,12 +40,14 @@ def opt(default: Any, help: str, **metadata: Any) -> Any:
 
 def check_fields(config: Any, piece: type) -> None:
     """Check on `config` the constraints written on the fields that `piece` declares itself
-    (`choices`, `gt`, `ge`; None passes `gt` / `ge`), naming the option.
+    (`choices`, `gt`, `ge`, `lt`, `le`, `required`, `seconds`; None passes the bounds), naming the option.
 
     >>> @dataclasses.dataclass(frozen=True)
     ... class Demo:
     ...     steps: int = opt(10, "optimizer steps", gt=0)
     ...     mode: str = opt("a", "mode", choices=("a", "b"))
+    ...     rates: tuple = opt((0.5,), "rates", ge=0, le=1)
+    ...     path: str = opt("x", "input", required="a JSONL file")
     >>> check_fields(Demo(steps=0), Demo)
     Traceback (most recent call last):
     ...
@@ -51,18 +56,60 @@ def check_fields(config: Any, piece: type) -> None:
     Traceback (most recent call last):
     ...
     ValueError: --mode 'c' is not valid; valid values: a, b
+    >>> check_fields(Demo(rates=(0.1, 2.0)), Demo)
+    Traceback (most recent call last):
+    ...
+    ValueError: --rates must be <= 1, got 2.0
+    >>> check_fields(Demo(path=" "), Demo)
+    Traceback (most recent call last):
+    ...
+    ValueError: --path is required: a JSONL file
     """
     own = set(vars(piece).get("__annotations__", {}))
     for f in dataclasses.fields(piece):
-        if f.name not in own:
-            continue
-        value, meta, flag = getattr(config, f.name), f.metadata, "--" + f.name.replace("_", "-")
-        if "choices" in meta and value not in meta["choices"]:
-            raise ValueError(f"{flag} {value!r} is not valid; valid values: {', '.join(sorted(map(str, meta['choices'])))}")
-        if "gt" in meta and value is not None and not value > meta["gt"]:
-            raise ValueError(f"{flag} must be > {meta['gt']}, got {value}")
-        if "ge" in meta and value is not None and not value >= meta["ge"]:
-            raise ValueError(f"{flag} must be >= {meta['ge']}, got {value}")
+        if f.name in own:
+            _check_field(getattr(config, f.name), f.metadata, "--" + f.name.replace("_", "-"))
+
+
+_BOUNDS = {"gt": (">", lambda v, b: v > b), "ge": (">=", lambda v, b: v >= b),
+           "lt": ("<", lambda v, b: v < b), "le": ("<=", lambda v, b: v <= b)}
+
+
+def _check_field(value: Any, meta: Any, flag: str) -> None:
+    if meta.get("required") and (value is None or not str(value).strip() or str(value) == "."):
+        raise ValueError(f"{flag} is required: {meta['required']}")
+    if meta.get("seconds") and value is not None and not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{flag} must be a positive number of seconds, got {value}")
+    items = value if isinstance(value, (tuple, list)) else (value,)  # a repeatable option: each of its values
+    for item in items:
+        if "choices" in meta and item not in meta["choices"]:
+            raise ValueError(f"{flag} {item!r} is not valid; valid values: {', '.join(sorted(map(str, meta['choices'])))}")
+    for item in items:
+        for key, (sign, holds) in _BOUNDS.items():
+            if key in meta and item is not None and not holds(item, meta[key]):
+                raise ValueError(f"{flag} must be {sign} {meta[key]}, got {item}")
+
+
+def with_defaults(piece: type, **defaults: Any) -> type:
+    """`piece` with other defaults for some of its fields: the same options, help, constraints and
+    check, so a command keeps its own defaults while sharing the piece (`__defaults_of__` names it).
+
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Demo:
+    ...     steps: int = opt(10, "optimizer steps", gt=0)
+    >>> with_defaults(Demo, steps=3)().steps, with_defaults(Demo, steps=3).__defaults_of__ is Demo
+    (3, True)
+    """
+    fields = {f.name: f for f in dataclasses.fields(piece)}
+    unknown = sorted(set(defaults) - set(fields))
+    if unknown:
+        raise TypeError(f"{piece.__name__} has no field(s) {unknown}")
+    namespace: dict[str, Any] = {"__annotations__": {}, "__module__": piece.__module__, "__defaults_of__": piece,
+                                 "__doc__": piece.__doc__}
+    for name, value in defaults.items():
+        namespace["__annotations__"][name] = fields[name].type
+        namespace[name] = opt(value, fields[name].metadata["help"], **{k: v for k, v in fields[name].metadata.items() if k != "help"})
+    return dataclasses.dataclass(frozen=True)(type(piece.__name__, (piece,), namespace))
 
 
 def _base_type(tp: Any) -> tuple[Any, bool]:

@@ -30,22 +30,34 @@ import functools
 import os
 from dataclasses import dataclass
 
-from rewardlab.config import check_fields, opt
+from rewardlab.config import check_fields, opt, with_defaults
 
 _warned: set[tuple[str, int]] = set()
+PRECISION_CHOICES = ("auto", "no", "bf16", "fp16")  # the policy: see "precision" below
 
 
 @dataclass(frozen=True)
 class RuntimeConfig:
-    """Seed and CPU threads: a piece of every training command's config (`rl`, `rm-data`, `train-rm`)."""
+    """Seed, CPU threads and precision: a piece of every command that runs a model (`rl`, `sft`,
+    `rm-data`, `train-rm`, `eval-rm`, `eval-policy`; a command changes a default with `with_defaults`)."""
 
     seed: int = opt(0, "random seed")
     cpu_threads: int = opt(1, "torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them); see docs/training.md", ge=0)
+    mixed_precision: str = opt("no", "no (fp32: the documented numbers), auto (bf16 where the device does it fast), bf16, fp16; docs/training.md",
+                               choices=PRECISION_CHOICES)
 
     def check_runtime(self) -> None:
         check_fields(self, RuntimeConfig)
 
     __post_init__ = check_runtime
+
+    def precision(self, device_type: str | None = None) -> str:
+        """The precision this run uses on `device_type` (`resolve_precision`: `auto` decided here)."""
+        return resolve_precision(self.mixed_precision, device_type)
+
+
+# `eval-rm` and `eval-policy`: threads by the machine (0); fp32 (`no`) so their reports keep the documented numbers
+EvalRuntimeConfig = with_defaults(RuntimeConfig, cpu_threads=0)
 
 
 def machine_cores() -> int:
@@ -122,7 +134,6 @@ def cpu_threads(n: int, who: str = ""):
 # stay fp32 whatever autocast does are cast with `.float()` and named in the code: log-softmax and
 # its statistics for logprobs and entropy (training/forward.py), the KL, the Bradley-Terry,
 # quantile and BCE reductions (reward_models/losses.py).
-PRECISION_CHOICES = ("auto", "no", "bf16", "fp16")
 _CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 
 

@@ -140,7 +140,7 @@ class ServiceConfig:
     allowed_hosts: list[str] = opt([], "names clients may use in the Host header besides loopback names, IP addresses and --host (repeatable)")
     max_body_kb: int = opt(16 * 1024, "largest request body in KiB (413 past it)", ge=1)
     max_concurrent: int = opt(1024, "requests in flight at once, queued or being scored (429 + Retry-After past it)", ge=1)
-    body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it)")
+    body_timeout: float = opt(10.0, "seconds a client has to send its request body (408 past it)", seconds=True)
     max_header_kb: int = opt(32, "largest total size of a request's headers in KiB (431 past it)", ge=1)
     max_headers: int = opt(100, "most headers in one request (431 past it)", ge=1)
     log_level: str = opt("info", "uvicorn log level", choices=LOG_LEVELS)
@@ -153,7 +153,6 @@ class ServiceConfig:
             raise ValueError("--token must not be empty")
         if self.token is not None and self.no_token:
             raise ValueError("--token and --no-token contradict each other: give one")
-        _check_seconds(self, ("body_timeout",))
 
     __post_init__ = check_service
 
@@ -173,13 +172,12 @@ class BatchingConfig:
     batch_items: int = opt(256, "most items scored in one micro-batch of concurrent requests", ge=1)
     batch_wait: float = opt(0.005, "seconds the first waiting request waits for others to join its batch")
     max_queue: int = opt(16384, "items waiting to be scored; a request that finds the queue full gets 503 + Retry-After", ge=1)
-    request_timeout: float = opt(120.0, "deadline of one request in seconds, time in the queue included (504 past it)")
+    request_timeout: float = opt(120.0, "deadline of one request in seconds, time in the queue included (504 past it)", seconds=True)
 
     def check_batching(self) -> None:
         check_fields(self, BatchingConfig)
         if not (math.isfinite(self.batch_wait) and self.batch_wait >= 0):
             raise ValueError(f"--batch-wait must be a number of seconds >= 0, got {self.batch_wait}")
-        _check_seconds(self, ("request_timeout",))
 
     __post_init__ = check_batching
 
@@ -187,13 +185,6 @@ class BatchingConfig:
         """These settings as `ServiceLimits` keywords."""
         return {"max_items": self.max_items, "batch_items": self.batch_items, "batch_wait": self.batch_wait,
                 "max_queue": self.max_queue, "request_timeout": self.request_timeout}
-
-
-def _check_seconds(config: Any, names: tuple) -> None:
-    for name in names:
-        value = getattr(config, name)
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {value}")
 
 
 async def _reply(send: Any, status: int, detail: str, headers: tuple = ()) -> None:

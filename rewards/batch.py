@@ -37,12 +37,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from rewardlab.config import check_fields, opt
 from rewardlab.runs import write_file_atomically
 
 SHARD_COLUMN = "__shard"  # carried through Ray Data so each output row finds its shard
 
 
 # ------------------------------------------------------------------------------------ scoring
+
+@dataclass(frozen=True)
+class RayConfig:
+    """Where `score-data --engine ray` runs and how it splits the work: a piece of `ScoreDataConfig`."""
+
+    ray_address: str | None = opt(None, "ray engine: cluster address ('auto' inside a cluster); default: start a local Ray instance")
+    actors: int | None = opt(None, "ray engine: scorers at once (learned rewards: the actor pool's size; default: the cluster's CPUs / --cpus-per-worker)", ge=1)
+    cpus_per_worker: float = opt(1.0, "ray engine: CPUs per Ray task / actor; also the size of its verifier worker pool", gt=0)
+    gpus_per_worker: float = opt(0.0, "ray engine: GPUs per actor (learned reward models)", ge=0)
+    actor_pool: bool | None = opt(None, "ray engine: score on an actor pool (true) or with tasks (false); default: actors for learned rewards, tasks for rule rewards")
+
+    def check_ray(self) -> None:
+        check_fields(self, RayConfig)
+
+    __post_init__ = check_ray
+
+
 class Scorer:
     """Scores a pyarrow Table of rows and returns it with the reward and verdict columns added.
     Builds its reward on first use, in the process that uses it (a Ray actor builds its own)."""

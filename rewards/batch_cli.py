@@ -14,48 +14,40 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from rewardlab.config import add_config_args, config_from_args, opt
+from rewardlab.config import add_config_args, check_fields, config_from_args, opt
+from rewards.batch import RayConfig
 
 ENGINES = ("local", "ray")
 
 
 @dataclass(frozen=True)
-class ScoreDataConfig:
-    data: str = opt("", "rows to score: a JSONL / Parquet / CSV file or a hub dataset name (required)")
-    reward: str = opt("", "reward spec, e.g. verifier:math, rm:PATH, verifier:math*1.0+format*0.1, module:function (required)")
-    output: Path = opt(Path(""), "where the scored rows go: .parquet or .jsonl (required); shards in <output>.shards/")
+class ScoreDataConfig(RayConfig):
+    """score-data: the rows, the reward, where the scored rows go, and the engine (Ray's settings: `RayConfig`)."""
+
+    data: str = opt("", "rows to score: a JSONL / Parquet / CSV file or a hub dataset name (required)", required="a file or a hub dataset")
+    reward: str = opt("", "reward spec, e.g. verifier:math, rm:PATH, verifier:math*1.0+format*0.1, module:function (required)",
+                      required="a reward spec, e.g. verifier:math")
+    output: Path = opt(Path(""), "where the scored rows go: .parquet or .jsonl (required); shards in <output>.shards/",
+                       required="a .parquet or .jsonl path")
     split: str = opt("train", "split of a hub dataset")
     prompt_column: str = opt("prompt", "column with the prompt of each row")
     completion_column: str = opt("completion", "column with the completion (solution, response) to score")
     engine: str = opt("local", "local: this machine's verifier pool; ray: Ray Data over a cluster (pip install 'rewardlab[ray]')", choices=ENGINES)
-    batch_size: int = opt(512, "rows per reward call")
-    shard_size: int = opt(10_000, "rows per shard: each finished shard is saved, and a rerun skips it")
-    limit: int | None = opt(None, "score only the first N rows")
-    workers: int | None = opt(None, "local engine: verifier worker processes (default: min(cpu count, 4))")
-    ray_address: str | None = opt(None, "ray engine: cluster address ('auto' inside a cluster); default: start a local Ray instance")
-    actors: int | None = opt(None, "ray engine: scorers at once (learned rewards: the actor pool's size; default: the cluster's CPUs / --cpus-per-worker)")
-    cpus_per_worker: float = opt(1.0, "ray engine: CPUs per Ray task / actor; also the size of its verifier worker pool")
-    gpus_per_worker: float = opt(0.0, "ray engine: GPUs per actor (learned reward models)")
-    actor_pool: bool | None = opt(None, "ray engine: score on an actor pool (true) or with tasks (false); default: actors for learned rewards, tasks for rule rewards")
+    batch_size: int = opt(512, "rows per reward call", ge=1)
+    shard_size: int = opt(10_000, "rows per shard: each finished shard is saved, and a rerun skips it", ge=1)
+    limit: int | None = opt(None, "score only the first N rows", ge=1)
+    workers: int | None = opt(None, "local engine: verifier worker processes (default: min(cpu count, 4))", ge=1)
     overwrite: bool = opt(False, "discard finished shards of an earlier run on the same --output")
     progress: bool = opt(True, "show a progress bar")
 
-    def __post_init__(self) -> None:
-        for name in ("data", "reward"):
-            if not getattr(self, name).strip():
-                raise ValueError(f"--{name} is required")
-        if not str(self.output) or str(self.output) == ".":
-            raise ValueError("--output is required (a .parquet or .jsonl path)")
+    def check_score_data(self) -> None:
+        check_fields(self, ScoreDataConfig)
         if Path(self.output).suffix not in (".parquet", ".jsonl", ".json"):
             raise ValueError(f"--output {str(self.output)!r}: use a .parquet or .jsonl path")
-        for name in ("batch_size", "shard_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
-        for name in ("limit", "workers", "actors"):
-            if getattr(self, name) is not None and getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
-        if self.cpus_per_worker <= 0 or self.gpus_per_worker < 0:
-            raise ValueError("--cpus-per-worker must be > 0 and --gpus-per-worker >= 0")
+
+    def __post_init__(self) -> None:
+        self.check_ray()
+        self.check_score_data()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

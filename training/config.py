@@ -16,7 +16,7 @@ config.json stay flat (one option per field).
 | `KLConfig` | training/kl.py | --kl-coef, --kl-estimator, --kl-in, --ref-model |
 | `MonitorConfig` | training/guards.py | --probe-size, ..., --log-samples |
 | `RunFolderConfig` | rewardlab/runs.py | --output-dir, --checkpoint-every, --resume, --overwrite, ... |
-| `RuntimeConfig` | rewardlab/runtime.py | --seed, --cpu-threads |
+| `RuntimeConfig` | rewardlab/runtime.py | --seed, --cpu-threads, --mixed-precision (default no: fp32) |
 
 >>> RLConfig(estimator="grpo", group_size=1)
 Traceback (most recent call last):
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from rewardlab.config import check_fields, opt
 from rewardlab.runs import RunFolderConfig
-from rewardlab.runtime import PRECISION_CHOICES as PRECISIONS
 from rewardlab.runtime import RuntimeConfig
 from training.advantages import ESTIMATORS, EstimatorConfig
 from training.curriculum import SelectionConfig
@@ -56,7 +55,6 @@ class RLConfig(RuntimeConfig, RunFolderConfig, MonitorConfig, KLConfig, LossConf
     num_iterations: int = opt(1, "passes over each rollout batch (old logprobs are the rollout's)", gt=0)
     micro_batch_size: int = opt(512, "completions per forward/backward; the rest is gradient accumulation", gt=0)
     max_bad_steps: int = opt(3, "stop after this many consecutive steps with a non-finite loss or gradient", gt=0)
-    mixed_precision: str = opt("no", "no (fp32, the default: the documented run's bits), auto (bf16 where the device does it fast), bf16, fp16", choices=PRECISIONS)
     eval_every: int = opt(50, "held-out greedy accuracy every N steps (0: only before and after)", ge=0)
     eval_size: int = opt(500, "held-out prompts per evaluation", gt=0)
 

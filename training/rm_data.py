@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -63,8 +63,9 @@ SEPARATOR_NAMES = {"space": " ", "newline": "\n", "tab": "\t"}
 # the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
 @dataclass(frozen=True)
 class RMDataConfig(RuntimeConfig, DecodingConfig, DataConfig):
-    """rm-data: prompts (`DataConfig`), sampling (`DecodingConfig`), seed and threads (`RuntimeConfig`),
-    and how samples become reward-model data."""
+    """rm-data: prompts (`DataConfig`), sampling (`DecodingConfig`), seed, threads and precision
+    (`RuntimeConfig`; `--mixed-precision` defaults to `no`, fp32: the samples, and so the data the
+    demo's reward models train on, stay the documented ones), and how samples become reward-model data."""
 
     model: str | None = opt(None, "policy: a local folder or hub name; default: the project's default warm start")
     gold: str = opt("verifier:math", "gold reward spec that labels the samples (a verifier)")
@@ -159,14 +160,17 @@ class Sampler:
     config: RMDataConfig
 
     def complete(self, prompts: Sequence[str], n: int) -> list[list[str]]:
+        from rewardlab.runtime import autocast
         from training.rollout import sample
 
         c = self.config
+        device = next(self.model.parameters()).device.type
         out: list[list[str]] = []
         per_call = max(1, 512 // n)  # completions per batch
         for start in range(0, len(prompts), per_call):
             chunk = list(prompts[start : start + per_call])
-            r = sample(self.model, self.tokenizer, chunk, n, c.max_new_tokens, c.temperature, c.top_p, c.top_k, c.stop or None)
+            with autocast(c.precision(device), device):  # the sampling softmax runs in fp32 (training/rollout.py)
+                r = sample(self.model, self.tokenizer, chunk, n, c.max_new_tokens, c.temperature, c.top_p, c.top_k, c.stop or None)
             out += [r.texts[i * n : (i + 1) * n] for i in range(len(chunk))]
         return out
 
@@ -392,10 +396,11 @@ def collect(cfg: RMDataConfig, progress: bool = True) -> dict[str, Any]:
     if out.exists() and any(out.iterdir()) and not cfg.resume:
         raise FileExistsError(f"{out} is not empty; pass --resume to continue that run or choose another --output-dir")
     out.mkdir(parents=True, exist_ok=True)
-    save_config(cfg, out)
     policy_path = cfg.model or str(default_policy_path())
     model, tokenizer = load_policy(policy_path)
     model.eval()
+    cfg = replace(cfg, mixed_precision=cfg.precision(next(model.parameters()).device.type))  # config.json: what auto chose
+    save_config(cfg, out)
     sampler = Sampler(model, tokenizer, cfg)
     started = time.time()
     with cpu_threads(cfg.cpu_threads, "rm-data"):

@@ -32,29 +32,32 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import torch
-from rewardlab.config import opt
+from rewardlab.config import check_fields, opt
 from rewardlab.progress import progress_bar
+from rewardlab.runtime import RuntimeConfig, autocast
 from training.rollout import generate
 
 
 @dataclass(frozen=True)
-class SFTConfig:
-    lr: float = opt(3e-3, "AdamW learning rate")
-    batch_size: int = opt(128, "rows per optimizer step")
-    steps: int = opt(4000, "optimizer steps; always exactly this many, so the same data, seed and threads give the same weights")
-    min_accuracy: float = opt(0.0, "after the last step, fail if held-out greedy accuracy is below this (0..1); a check, never a stop rule")
-    eval_every: int = opt(250, "log held-out accuracy every N steps (does not change the weights)")
-    eval_size: int = opt(200, "held-out prompts per evaluation")
-    max_new_tokens: int = opt(8, "tokens generated per held-out prompt when evaluating")
+class SFTConfig(RuntimeConfig):
+    """SFT's optimisation and held-out evaluation, with the seed, threads and precision (`RuntimeConfig`:
+    `--mixed-precision` defaults to `no`, fp32, because the default policy is rebuilt bit for bit)."""
+
+    lr: float = opt(3e-3, "AdamW learning rate", gt=0)
+    batch_size: int = opt(128, "rows per optimizer step", gt=0)
+    steps: int = opt(4000, "optimizer steps; always exactly this many, so the same data, seed and threads give the same weights", gt=0)
+    min_accuracy: float = opt(0.0, "after the last step, fail if held-out greedy accuracy is below this (0..1); a check, never a stop rule", ge=0, le=1)
+    eval_every: int = opt(250, "log held-out accuracy every N steps (does not change the weights)", gt=0)
+    eval_size: int = opt(200, "held-out prompts per evaluation", gt=0)
+    max_new_tokens: int = opt(8, "tokens generated per held-out prompt when evaluating", gt=0)
     weight_decay: float = opt(0.0, "AdamW weight decay")
-    seed: int = opt(0, "random seed (data order and initialisation)")
+
+    def check_sft(self) -> None:
+        check_fields(self, SFTConfig)
 
     def __post_init__(self) -> None:
-        for name in ("lr", "batch_size", "steps", "eval_every", "eval_size", "max_new_tokens"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"--{name.replace('_', '-')} must be > 0, got {getattr(self, name)}")
-        if not 0.0 <= self.min_accuracy <= 1.0:
-            raise ValueError(f"--min-accuracy must be in [0, 1], got {self.min_accuracy}")
+        self.check_runtime()
+        self.check_sft()
 
 
 def sft_batch(tokenizer: Any, prompts: Sequence[str], answers: Sequence[str]) -> dict[str, torch.Tensor]:
@@ -139,6 +142,7 @@ def train_sft(
     stream = PromptStream(rows, seed=config.seed)
     torch.manual_seed(config.seed)
     device = next(model.parameters()).device
+    precision = config.precision(device.type)  # autocast for the forward passes; weights, AdamW and the loss stay fp32
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     history: list[dict] = []
     log = open(log_path, "a") if log_path else None
@@ -153,19 +157,21 @@ def train_sft(
             model.train()
             batch_rows = stream.take(config.batch_size)
             batch = sft_batch(tokenizer, [r["prompt"] for r in batch_rows], [target(r) for r in batch_rows])
-            loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+            with autocast(precision, device.type):  # transformers' causal-LM loss casts the logits to fp32 itself
+                loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             bar.update(1)
             if step % config.eval_every == 0 or step == config.steps:
-                accuracy = exact_accuracy(model, tokenizer, eval_rows[: config.eval_size], config.max_new_tokens)
+                with autocast(precision, device.type):
+                    accuracy = exact_accuracy(model, tokenizer, eval_rows[: config.eval_size], config.max_new_tokens)
                 record = {"step": step, "loss": loss.item(), "accuracy": accuracy, "time": time.time() - start}
                 history.append(record)
                 bar.set_postfix(loss=f"{loss.item():.3f}", single_turn_acc=f"{accuracy:.1%}")
                 if log:
                     log.write(json.dumps(record) + "\n")
                     log.flush()
-    return {"steps": step, "accuracy": accuracy, "seconds": time.time() - start, "history": history,
+    return {"steps": step, "accuracy": accuracy, "seconds": time.time() - start, "history": history, "mixed_precision": precision,
             "eval_size": min(len(eval_rows), config.eval_size), "weights_sha256": weights_sha256(model)}

@@ -20,24 +20,34 @@ import json
 import sys
 from pathlib import Path
 
-from rewardlab.config import add_config_args, config_from_args, config_to_dict, save_config
+from dataclasses import dataclass, replace
+
+from rewardlab.config import add_config_args, check_fields, config_from_args, config_to_dict, opt, save_config
 from rewardlab.runs import write_text_atomically
+from training.data import DataConfig
 from training.sft import SFTConfig
 
 
+# the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
+@dataclass(frozen=True)
+class SFTRunConfig(SFTConfig, DataConfig):
+    """sft: rows (`DataConfig`), optimisation, seed, threads and precision (`SFTConfig` over
+    `RuntimeConfig`), and where the model comes from and goes. Saved as `sft_config.json`."""
+
+    model: str | None = opt(None, "starting model (folder or hub name); default: a fresh tiny character-level Llama")
+    output_dir: Path = opt(Path("runs/sft"), "where the trained model, config and log go")
+    add_chars: str | None = opt(None, "widen a character-level policy's vocabulary first: `tools` (tool-call characters) or the characters; docs/training.md")
+
+    def check_run(self) -> None:
+        check_fields(self, SFTRunConfig)
+
+    def __post_init__(self) -> None:
+        for check in (self.check_data, self.check_runtime, self.check_sft, self.check_run):
+            check()
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default=None, help="starting model (folder or hub name); default: a fresh tiny character-level Llama")
-    parser.add_argument("--data", default="arithmetic:digits=3,n_terms=2,ops=+", help="task spec or JSONL/Parquet/CSV file with prompt and answer columns")
-    parser.add_argument("--prompt-column", default="prompt", help="column holding the prompt (default: `prompt`, else a GSM8K `question` or MATH `problem` column)")
-    parser.add_argument("--answer-column", default="answer", help="column holding the answer trained on [default: answer]")
-    parser.add_argument("--eval-data", default=None, help="held-out file (default: the task's test split, or the last 10%% of --data)")
-    parser.add_argument("--output-dir", type=Path, default=Path("runs/sft"), help="where the trained model, config and log go")
-    parser.add_argument("--cpu-threads", type=int, default=1, help="torch CPU threads on CPU (0: 1 on a machine with <= 2 cores, else half of them) [default: 1: the same weights on any machine]")
-    parser.add_argument("--add-chars", default=None,
-                        help="widen a character-level policy's vocabulary before training: `tools` (what tool calls and results "
-                             "need: <calc>734+289</calc>, <result>1023</result>, error messages) or the characters themselves; "
-                             "every old token keeps its id")
-    add_config_args(parser, SFTConfig)
+    add_config_args(parser, SFTRunConfig)
     for old in REMOVED:  # named in a clear error, not argparse's "unrecognized arguments"
         parser.add_argument(old, dest="removed_" + old.strip("-").replace("-", "_"), default=None, help=argparse.SUPPRESS)
 
@@ -50,8 +60,24 @@ REMOVED = {
 }
 
 
-def run(args: argparse.Namespace) -> int:
+def _rows(config: SFTRunConfig) -> tuple[list[dict], list[dict]]:
+    """The training rows and the held-out ones (--eval-data, the task's test split, or the last 10%)."""
     from training.data import load_prompt_rows, parse_task
+
+    columns = {"prompt_column": config.prompt_column, "answer_column": config.answer_column}
+    rows = load_prompt_rows(config.data, split="train", seed=config.seed, **columns)
+    missing = {"prompt", "answer"} - set(rows[0])
+    if missing:
+        raise ValueError(f"--data {config.data!r}: missing column(s) {sorted(missing)}; rows have {sorted(rows[0])}")
+    if config.eval_data:
+        return rows, load_prompt_rows(config.eval_data, split="test", limit=config.eval_size, flag="--eval-data", **columns)
+    if parse_task(config.data) is not None:
+        return rows, load_prompt_rows(config.data, split="test", limit=config.eval_size, seed=config.seed)
+    cut = max(1, len(rows) // 10)
+    return rows[:-cut], rows[-cut:]
+
+
+def run(args: argparse.Namespace) -> int:
     from training.policy import build_environment, load_policy, save_policy_atomically, tiny_policy
     from training.sft import train_sft
 
@@ -61,37 +87,27 @@ def run(args: argparse.Namespace) -> int:
             return 2
     from rewardlab.runtime import setup_cpu_threads
 
-    setup_cpu_threads(args.cpu_threads, "sft")
     try:
-        config = config_from_args(SFTConfig, args)
-        columns = {"prompt_column": args.prompt_column, "answer_column": args.answer_column}
-        rows = load_prompt_rows(args.data, split="train", seed=config.seed, **columns)
-        missing = {"prompt", "answer"} - set(rows[0])
-        if missing:
-            raise ValueError(f"--data {args.data!r}: missing column(s) {sorted(missing)}; rows have {sorted(rows[0])}")
-        if args.eval_data:
-            eval_rows = load_prompt_rows(args.eval_data, split="test", limit=config.eval_size, flag="--eval-data", **columns)
-        elif parse_task(args.data) is not None:
-            eval_rows = load_prompt_rows(args.data, split="test", limit=config.eval_size, seed=config.seed)
-        else:
-            cut = max(1, len(rows) // 10)
-            rows, eval_rows = rows[:-cut], rows[-cut:]
-        model, tokenizer = load_policy(args.model) if args.model else tiny_policy(seed=config.seed)
-        if args.add_chars:
+        config = config_from_args(SFTRunConfig, args)
+        setup_cpu_threads(config.cpu_threads, "sft")
+        rows, eval_rows = _rows(config)
+        model, tokenizer = load_policy(config.model) if config.model else tiny_policy(seed=config.seed)
+        if config.add_chars:
             import torch
 
             from training.policy import widen_vocabulary
             from training.tokenizer import TOOL_CHARS
 
             torch.manual_seed(config.seed)  # the new embedding rows are drawn at random
-            model, tokenizer = widen_vocabulary(model, tokenizer, TOOL_CHARS if args.add_chars == "tools" else args.add_chars)
+            model, tokenizer = widen_vocabulary(model, tokenizer, TOOL_CHARS if config.add_chars == "tools" else config.add_chars)
     except ValueError as err:
         print(f"rewardlab sft: {err}", file=sys.stderr)
         return 2
-    out = Path(args.output_dir)
+    config = replace(config, mixed_precision=config.precision(next(model.parameters()).device.type))  # what auto chose
+    out = Path(config.output_dir)
     save_config(config, out, "sft_config.json")
     result = train_sft(model, tokenizer, config, rows=rows, eval_rows=eval_rows, log_path=out / "sft_log.jsonl")
-    built = {"sft": {k: v for k, v in result.items() if k != "history"}, "data": args.data, "model": args.model,
+    built = {"sft": {k: v for k, v in result.items() if k != "history"}, "data": config.data, "model": config.model,
              "config": config_to_dict(config), "built_with": build_environment()}
     save_policy_atomically(model, tokenizer, out / "model", extra=built)
     write_text_atomically(out / "sft_result.json", json.dumps(result, indent=2) + "\n")

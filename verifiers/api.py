@@ -26,6 +26,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Callable
 
+from rewardlab.config import check_fields, opt
+
 from verifiers._common import check_plain_options
 from verifiers.pool import Task, get_pool
 from verifiers.registry import KINDS, kind_names
@@ -38,6 +40,23 @@ NO_FAST_PATH = frozenset({"code"})  # untrusted code never runs in the caller's 
 OPTION_CHECKS: dict[str, str] = {"code": "verifiers.code_kind:check_code_options"}
 
 Item = tuple[str, str, str, dict[str, Any]]  # (prediction, gold, kind, options)
+
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemsConfig:
+    """Where a file's predictions and golds are, and the limits `verify_items` runs them under: a
+    piece of `verify`'s and `audit-verifier`'s configs."""
+
+    prediction_column: str = opt("prediction", "field with the prediction (falls back to `completion` / `response`)")
+    gold_column: str = opt("gold", "field with the gold answer (falls back to `answer`)")
+    timeout: float | None = opt(None, "hard limit per item in seconds (default: the kind's: 5, 30 for code)", seconds=True)
+    workers: int | None = opt(None, "worker processes (default: min(cpu count, 4))", ge=1)
+
+    def check_items(self) -> None:
+        check_fields(self, ItemsConfig)
+
+    __post_init__ = check_items
 
 
 def default_timeout(kind: str) -> float:

@@ -24,28 +24,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardlab.config import add_config_args, config_from_args, opt
+from rewardlab.config import add_config_args, check_fields, config_from_args, opt
 from rewardlab.runs import write_file_atomically
 from verifiers._common import MAX_DEPTH, depth
+from verifiers.api import ItemsConfig
 from verifiers.registry import KINDS, kind_names
 
 
+# the pieces, listed last to first: a dataclass puts the fields of its last base first (--help's order)
 @dataclass(frozen=True)
-class VerifyConfig:
+class VerifyConfig(ItemsConfig):
+    """verify: one pair or a file (its columns, time limit and workers: `ItemsConfig`)."""
+
     gold: str | None = opt(None, "gold answer (single-item mode, with --pred)")
     pred: str | None = opt(None, "prediction to verify (single-item mode, with --gold)")
     kind: str = opt("math", "verifier kind, the default for rows without `kind` (math, numeric, choice, string, regex, code)")
     input: str | None = opt(None, "JSONL file with rows {prediction, gold, kind?, options?} (file mode)")
-    prediction_column: str = opt("prediction", "file mode: field with the prediction (falls back to `completion`/`response`)")
-    gold_column: str = opt("gold", "file mode: field with the gold answer (falls back to `answer`)")
     output: str | None = opt(None, "JSONL file to write the verified rows to (file mode)")
-    timeout: float | None = opt(None, "hard limit per item in seconds (default: 5, 30 for code)")
-    workers: int | None = opt(None, "worker processes (default: min(cpu count, 4))")
     option: list[str] = opt([], "kind option as key=value (value read as JSON when it parses), repeatable")
-    batch_size: int = opt(256, "items per call to verify_batch in file mode (progress is updated per batch)")
+    batch_size: int = opt(256, "items per call to verify_batch in file mode (progress is updated per batch)", ge=1)
     json: bool = opt(False, "single-item mode: print the result as JSON")
 
-    def __post_init__(self) -> None:
+    def check_verify(self) -> None:
+        check_fields(self, VerifyConfig)
         if self.kind not in KINDS:
             raise ValueError(f"unknown kind {self.kind!r} for --kind; valid kinds: {', '.join(kind_names())}")
         single = self.gold is not None or self.pred is not None
@@ -58,15 +59,13 @@ class VerifyConfig:
             raise ValueError("nothing to verify: pass --gold G --pred P, or --input items.jsonl --output out.jsonl")
         if self.input and not self.output:
             raise ValueError("missing --output: file mode writes the verified rows to --output out.jsonl")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ValueError(f"--timeout must be a positive number of seconds, got {self.timeout}")
-        if self.workers is not None and self.workers < 1:
-            raise ValueError(f"--workers must be >= 1, got {self.workers}")
-        if self.batch_size < 1:
-            raise ValueError(f"--batch-size must be >= 1, got {self.batch_size}")
         for item in self.option:
             if "=" not in item or not item.split("=", 1)[0]:
                 raise ValueError(f"--option must look like key=value, got {item!r}")
+
+    def __post_init__(self) -> None:
+        self.check_items()
+        self.check_verify()
 
     def options(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

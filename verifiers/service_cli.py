@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +21,8 @@ from rewardlab.service import BatchingConfig, ServiceConfig
 class ServeVerifierConfig(BatchingConfig, ServiceConfig):
     """serve-verifier: the service settings (`ServiceConfig`, `BatchingConfig`) and the verifiers' own."""
 
-    max_timeout: float | None = opt(None, "largest per-item timeout a request may ask for, seconds (default: the kind's own)")
-    timeout: float | None = opt(None, "per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)")
+    max_timeout: float | None = opt(None, "largest per-item timeout a request may ask for, seconds (default: the kind's own)", seconds=True)
+    timeout: float | None = opt(None, "per-item timeout in seconds (default: the kind's, 5 s / 30 s for code)", seconds=True)
     sandbox: list[str] = opt([], "sandbox policy for kind=code as key=value (SandboxLimits fields), repeatable; clients cannot change it")
     workers: int | None = opt(None, "verifier worker processes (default: min(cpu count, 4))", ge=1)
 
@@ -31,10 +30,6 @@ class ServeVerifierConfig(BatchingConfig, ServiceConfig):
         self.check_service()
         self.check_batching()
         check_fields(self, ServeVerifierConfig)
-        for name in ("timeout", "max_timeout"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ValueError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {value}")
         self.sandbox_policy()  # validated at parse time
 
     def sandbox_policy(self) -> dict[str, Any]:

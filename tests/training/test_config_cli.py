@@ -124,17 +124,31 @@ def test_a_config_json_from_before_the_pieces_resumes_with_its_config_unchanged(
 
 
 def _config_classes():
+    from eval.audit_cli import AuditConfig
+    from eval.policy_cli import EvalPolicyConfig
+    from eval.rm_cli import EvalRMConfig
     from reward_models.train import TrainRMConfig
+    from rewards.batch_cli import ScoreDataConfig
     from rewards.env_service_cli import ServeEnvConfig
     from rewards.service_cli import ServeRewardConfig
     from training.rm_data import RMDataConfig
+    from training.sft_cli import SFTRunConfig
+    from verifiers.cli import VerifyConfig
     from verifiers.service_cli import ServeVerifierConfig
 
-    return [RLConfig, RMDataConfig, TrainRMConfig, ServeVerifierConfig, ServeRewardConfig, ServeEnvConfig]
+    return [RLConfig, RMDataConfig, TrainRMConfig, SFTRunConfig, EvalRMConfig, EvalPolicyConfig, AuditConfig, ScoreDataConfig,
+            VerifyConfig, ServeVerifierConfig, ServeRewardConfig, ServeEnvConfig]
+
+
+# the fields a command must give (the rest have defaults)
+REQUIRED = {"ServeRewardConfig": {"reward": "verifier:math"}, "ServeEnvConfig": {"env": "calculator"}, "EvalRMConfig": {"rm": "x"},
+            "AuditConfig": {"input": "x.jsonl"}, "VerifyConfig": {"gold": "1", "pred": "1"},
+            "ScoreDataConfig": {"data": "x.jsonl", "reward": "verifier:math", "output": "o.jsonl"}}
 
 
 def _pieces(cls):
-    return [c for c in cls.__mro__ if c not in (cls, object)]
+    """The pieces a config is made of; a piece given other defaults (`with_defaults`) is its piece."""
+    return [c for c in cls.__mro__ if c not in (cls, object) and "__defaults_of__" not in vars(c)]
 
 
 @pytest.mark.parametrize("cls", _config_classes(), ids=lambda c: c.__name__)
@@ -150,7 +164,7 @@ def test_configs_are_compositions_of_small_pieces_checked_once_each(cls, monkeyp
     for name, piece in checks.items():
         original = vars(piece)[name]
         monkeypatch.setattr(piece, name, lambda self, _o=original, _n=name: (calls.append(_n), _o(self))[1])
-    required = {"reward": "verifier:math"} if cls.__name__ == "ServeRewardConfig" else {"env": "calculator"} if cls.__name__ == "ServeEnvConfig" else {}
+    required = REQUIRED.get(cls.__name__, {})
     cls(**required)
     assert sorted(calls) == sorted(checks)  # each piece validated exactly once
     names = [f.name for f in dataclasses.fields(cls)]
@@ -161,7 +175,7 @@ def test_configs_are_compositions_of_small_pieces_checked_once_each(cls, monkeyp
 def test_choice_lists_are_written_once_and_enforced_outside_the_command_line(cls):
     import dataclasses
 
-    required = {"reward": "verifier:math"} if cls.__name__ == "ServeRewardConfig" else {"env": "calculator"} if cls.__name__ == "ServeEnvConfig" else {}
+    required = REQUIRED.get(cls.__name__, {})
     for f in dataclasses.fields(cls):
         if f.metadata.get("choices"):
             with pytest.raises(ValueError, match=f"--{f.name.replace('_', '-')} 'nope' is not valid; valid values: "):

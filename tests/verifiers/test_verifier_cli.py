@@ -34,7 +34,7 @@ BAD_ARGS = [
     ([], "nothing to verify"),
     (["--input", "x.jsonl"], "missing --output"),
     (["--gold", "1", "--pred", "1", "--input", "x.jsonl"], "not both"),
-    (["--gold", "1", "--pred", "1", "--timeout", "0"], "--timeout must be a positive"),
+    (["--gold", "1", "--pred", "1", "--timeout", "0"], "--timeout must be a positive number of seconds, got 0"),
     (["--gold", "1", "--pred", "1", "--option", "novalue"], "key=value"),
     (["--input", "/nonexistent/x.jsonl", "--output", "o.jsonl"], "no such file"),
 ]
