@@ -122,3 +122,27 @@ def test_statement_gold_matches_only_the_same_statement_generated():
         accepted_wrong += [(gold, p) for p in wrong if verify_math(p, gold).correct]
     assert not accepted_wrong, accepted_wrong[:5]
     assert not missed, missed[:5]
+
+
+# ---------------------------------------------------------------- long runs of blank writing
+
+# Responses that end (or start) in thousands of blanks, blank lines or spacing commands are real
+# (a cut-off generation in the judged set ends in ' \n\n' repeated: 17 s per verdict before, from
+# one normalisation pattern backtracking over the run). Each writing, before and after the answer,
+# must take about as long as a short response; the limit is far above the measured 0.3 s worst case.
+_FILLERS = [" \n\n", "\n", " ", "\\quad ", "\\, ", "\\; ", "\\! ", "\\ ", ", ", "$ $ ", ". ", "\\\\ ", "\\text{ } "]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("filler", _FILLERS)
+def test_long_blank_runs_stay_fast(filler):
+    import time
+
+    body = filler * (6000 // len(filler))
+    worst = 0.0
+    for prediction in (f"The answer is $\\boxed{{3}}$.{body}", f"{body}The answer is $\\boxed{{3}}$."):
+        start = time.perf_counter()
+        result = verify_math(prediction, "3")
+        worst = max(worst, time.perf_counter() - start)
+        assert result.verdict is Verdict.CORRECT
+    assert worst < 5.0, f"{worst:.1f} s for a response with {len(body)} characters of {filler!r}"
