@@ -438,11 +438,7 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     gold_parsed, gold_num, gold_form = _parse_gold(gold)
     gold_exprs = [x for x in gold_parsed if isinstance(x, (Basic, MatrixBase))]
     if not gold_exprs:
-        span = _answer_span(prediction) or _spans.final_answer_span(prediction)
-        if span is not None and _plain_text(span) == _plain_text(gold):
-            # 'ML \\perp NK' for '\\text{ML} \\perp \\text{NK}': a statement the parser cannot read, written alike
-            return Verdict.CORRECT, span, gold, "same answer text (the gold is not read as math)"
-        return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
+        return _unreadable_gold(prediction, gold)
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
     if alternative is not None and (_spans.HEDGE_WORDS_RE.search(alternative)
                                     or not (_several_values(gold_exprs[0], gold_form) or is_condition(gold_exprs[0]))):
@@ -507,6 +503,15 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         # written exactly as the gold: '\\boxed{93,43}' is a list in LaTeX, but not against a gold 93,43
         return Verdict.CORRECT, extracted, gold_text, "same answer text"
     return _compare_expressions(gold, gold_text, extracted, gold_exprs[0], pred_exprs[0], s)
+
+
+def _unreadable_gold(prediction: str, gold: str) -> Decision:
+    """A gold the parser cannot read: CORRECT for the same statement written alike ('ML \\perp NK'
+    for '\\text{ML} \\perp \\text{NK}'), else BAD_GOLD."""
+    span = _answer_span(prediction) or _spans.final_answer_span(prediction)
+    if span is not None and _plain_text(span) == _plain_text(gold):
+        return Verdict.CORRECT, span, gold, "same answer text (the gold is not read as math)"
+    return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
 
 
 def _compare_expressions(gold: str, gold_text: str, extracted: str, gold_expr: Any, pred_expr: Any, s: Settings) -> Decision:
