@@ -290,7 +290,7 @@ def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
 _DOMAIN_IN_WORDS_RE = re.compile(
     r"^(?P<answer>.+?)\s*,?\s*\\text\s*\{\s*(?:for|where|with)(?:\s+(?:all|any|every|each|some))?"
     r"(?:\s+(?:positive|nonnegative|non-negative|negative))?(?:\s+(?:integers?|reals?|real\s+numbers?))?\s*\}"
-    r"\s*(?P<var>[A-Za-z])(?![A-Za-z])\s*(?P<cond>(?:\\(?:ge|le|geq|leq|gt|lt|ne|neq|in)(?![A-Za-z])|[<>]|\\text\s*\{\s*is\b)[^,;]*)?\s*\.?\s*$")
+    r"\s*(?P<var>[A-Za-z](?:\s*,\s*[A-Za-z])*)(?![A-Za-z])\s*(?P<cond>(?:\\(?:ge|le|geq|leq|gt|lt|ne|neq|in)(?![A-Za-z])|[<>]|\\text\s*\{\s*is\b)[^,;]*)?\s*\.?\s*$")
 
 
 def _parameter_domain(text: str) -> str | None:
@@ -300,7 +300,14 @@ def _parameter_domain(text: str) -> str | None:
     if m is None or not m.group("cond"):
         return None
     cond = re.sub(r"\\([lg])eq(?![A-Za-z])", r"\\\1e", f"{m.group('var')} {m.group('cond')}")  # \\geq -> \\ge
-    return _squash(re.sub(rf"(?<![A-Za-z\\]){m.group('var')}(?![A-Za-z])", "#", cond))
+    for name in _names(m):
+        cond = re.sub(rf"(?<![A-Za-z\\]){name}(?![A-Za-z])", "#", cond)
+    return _squash(cond)
+
+
+def _names(m: re.Match) -> list[str]:
+    """The parameters a domain in words is stated for ('a, x' -> ['a', 'x'])."""
+    return [v.strip() for v in m.group("var").split(",")]
 
 
 def _without_parameter_domain(gold: str) -> str:
@@ -309,7 +316,7 @@ def _without_parameter_domain(gold: str) -> str:
     matched up to renaming); any other gold as it is. Only when the variable occurs in the answer
     and the words state a domain, never a case split ('1 \\text{ when } n \\text{ is odd}, 0 ...')."""
     m = _DOMAIN_IN_WORDS_RE.match(gold.replace("$", " ").strip())
-    if m is None or not re.search(rf"(?<![A-Za-z\\]){m.group('var')}(?![A-Za-z])", m.group("answer")):
+    if m is None or not all(re.search(rf"(?<![A-Za-z\\]){v}(?![A-Za-z])", m.group("answer")) for v in _names(m)):
         return gold
     return m.group("answer")
 

@@ -146,3 +146,22 @@ def test_long_blank_runs_stay_fast(filler):
         worst = max(worst, time.perf_counter() - start)
         assert result.verdict is Verdict.CORRECT
     assert worst < 5.0, f"{worst:.1f} s for a response with {len(body)} characters of {filler!r}"
+
+
+def test_family_with_several_parameters_generated():
+    # 'k = x(a+1) - 1 \text{ and } p = 2^{a+1} - 1 \text{ for } a, x \in \mathbb{N}' was read as 1
+    rng = random.Random(2)
+    missed, accepted_wrong = [], []
+    for _ in range(30):
+        a, b = rng.sample("abxy", 2)
+        c1, c2, c3 = rng.randint(2, 9), rng.randint(1, 9), rng.randint(1, 9)
+        u, v = f"u = {c1}{a} + {c2}", f"v = {b}^{{2}} - {c3}"
+        domain = rng.choice(["\\mathbb{N}", "\\mathbb{Z}"])
+        gold = f"{u} \\text{{ and }} {v} \\text{{ {rng.choice(['for', 'where', 'for all'])} }} {a}, {b} \\in {domain}"
+        right = [f"\\boxed{{{u}, {v}}}", f"\\boxed{{{u} \\text{{ and }} {v}}}"]
+        wrong = ["\\boxed{1}", f"\\boxed{{{c1}}}", f"\\boxed{{{c2}}}", f"\\boxed{{{u.replace(f'+ {c2}', f'+ {c2 + 1}')}, {v}}}",
+                 f"\\boxed{{{u}}}"]
+        missed += [(gold, p) for p in right if not verify_math(p, gold).correct]
+        accepted_wrong += [(gold, p) for p in wrong if verify_math(p, gold).correct]
+    assert not accepted_wrong, accepted_wrong[:5]
+    assert not missed, missed[:5]
