@@ -404,9 +404,11 @@ _ORDINAL_RE = re.compile(r"(\d)\s*(?:\^\s*\{\s*\\(?:text|mathrm|textrm)\s*\{\s*(
 _BOLD_RE = re.compile(r"\\(?:textbf|mathbf|textit|emph)\s*\{")
 _INTEGER_SET = r"\\mathbb\s*\{?\s*Z\s*\}?"
 # ', k \in \mathbb{Z}', '(k \in \mathbb{Z})', '\text{ for } k \in \mathbb{Z}', '\text{ where } k \text{ is an integer}'
+# (whitespace is taken by one quantifier, from the start of a run only: nested or adjacent quantifiers, or a retry
+# at every blank of a long run, took seconds on a response ending in blank lines)
 _PARAMETER_DOMAIN_RE = re.compile(
-    r"\s*(?:,|;|\\[,;:! ]|\\q?quad|\s)*\s*(?:\\text\s*\{\s*(?:for|where|with)\s*(?:all|any|some|every)?\s*(?:integers?)?\s*\}\s*)?"
-    r"\(?\s*[A-Za-z]\s*(?:\\in\s*" + _INTEGER_SET + r"|\\text\s*\{\s*(?:is\s+)?(?:an?\s+)?(?:any\s+)?integer\s*\})\s*\)?\s*(?=$|\$|\\\]|\\\)|\})")
+    r"(?<![\s,;\\])(?<!\\[:!])(?<!quad)(?:\s|,|;|\\[,;:! ]|\\q?quad)*(?:\\text\s*\{\s*(?:for|where|with)\s*(?:all|any|some|every)?\s*(?:integers?)?\s*\}\s*)?"
+    r"(?:\(\s*)?[A-Za-z]\s*(?:\\in\s*" + _INTEGER_SET + r"|\\text\s*\{\s*(?:is\s+)?(?:an?\s+)?(?:any\s+)?integer\s*\})\s*\)?\s*(?=$|\$|\\\]|\\\)|\})")
 # '\text{all real } m \text{ with } m \ge 7' -> 'm \ge 7': a condition stated in words around it
 _CONDITION_IN_WORDS_RE = re.compile(
     r"\\text\s*\{\s*(?:all|every|any)\b[^{}]*\}\s*([A-Za-z])\s*\\text\s*\{\s*(?:with|such\s+that|where|satisfying|for\s+which)\s*\}\s*(?=\1)")

@@ -173,9 +173,10 @@ def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, 
     `latex_only`: only answers written in LaTeX are read (math-verify's LaTeX extraction alone)."""
     bare = _forms.is_bare(prediction)
     span = _answer_span(prediction)
+    family = _without_parameter_domain(span) if span is not None else None
     if span is not None and not (latex_only and bare) and parse_number(span) is None:
-        reading = _forms.bare_reading(span) if bare else _forms.read(span)
-        if reading is not None and (reading.changed or bare):
+        reading = _forms.bare_reading(family) if bare else _forms.read(family)
+        if reading is not None and (reading.changed or bare or family != span):
             parsed = _read_parse(reading)
             if parsed:
                 return parsed, reading
@@ -260,7 +261,7 @@ def _is_separated_unit(before: str, after: str) -> bool:
 def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     """The gold parsed, its plain-number reading, and its form when `verifiers._forms` rewrote it
     (units after each value, words for sets, "or", a set-builder, e-notation...)."""
-    gold = _worked_value(gold)
+    gold = _worked_value(_without_parameter_domain(gold))
     num = parse_number(gold)
     if num is not None:
         value = Rational(num.value.numerator, num.value.denominator)
@@ -282,6 +283,42 @@ def _parse_gold(gold: str) -> tuple[list, Num | None, _forms.Reading | None]:
     if not any(isinstance(x, (Basic, MatrixBase)) for x in parsed):
         parsed = _parse(gold)
     return parsed, _num_from(parsed), None
+
+
+# '(1, n) \text{ for any } n \ge 1', '2^k \text{ where } k \text{ is a positive integer}': the domain of a
+# parameter of the answer, stated in words after it (one variable, one condition, nothing after it)
+_DOMAIN_IN_WORDS_RE = re.compile(
+    r"^(?P<answer>.+?)\s*,?\s*\\text\s*\{\s*(?:for|where|with)(?:\s+(?:all|any|every|each|some))?"
+    r"(?:\s+(?:positive|nonnegative|non-negative|negative))?(?:\s+(?:integers?|reals?|real\s+numbers?))?\s*\}"
+    r"\s*(?P<var>[A-Za-z](?:\s*,\s*[A-Za-z])*)(?![A-Za-z])\s*(?P<cond>(?:\\(?:ge|le|geq|leq|gt|lt|ne|neq|in)(?![A-Za-z])|[<>]|\\text\s*\{\s*is\b)[^,;]*)?\s*\.?\s*$")
+
+
+def _parameter_domain(text: str) -> str | None:
+    """The domain stated in words after a family ('\\text{ for any } n \\ge 1' -> '#\\ge1', the
+    variable written '#'); None when there is none (`_DOMAIN_IN_WORDS_RE`)."""
+    m = _DOMAIN_IN_WORDS_RE.match(text.replace("$", " ").strip())
+    if m is None or not m.group("cond"):
+        return None
+    cond = re.sub(r"\\([lg])eq(?![A-Za-z])", r"\\\1e", f"{m.group('var')} {m.group('cond')}")  # \\geq -> \\ge
+    for name in _names(m):
+        cond = re.sub(rf"(?<![A-Za-z\\]){name}(?![A-Za-z])", "#", cond)
+    return _squash(cond)
+
+
+def _names(m: re.Match) -> list[str]:
+    """The parameters a domain in words is stated for ('a, x' -> ['a', 'x'])."""
+    return [v.strip() for v in m.group("var").split(",")]
+
+
+def _without_parameter_domain(gold: str) -> str:
+    """'(2, 6), (1, n) \\text{ for any } n \\ge 1' -> '(2, 6), (1, n)': a family of answers whose
+    parameter's domain is stated in words after it is the family (its parameter is a free symbol,
+    matched up to renaming); any other gold as it is. Only when the variable occurs in the answer
+    and the words state a domain, never a case split ('1 \\text{ when } n \\text{ is odd}, 0 ...')."""
+    m = _DOMAIN_IN_WORDS_RE.match(gold.replace("$", " ").strip())
+    if m is None or not all(re.search(rf"(?<![A-Za-z\\]){v}(?![A-Za-z])", m.group("answer")) for v in _names(m)):
+        return gold
+    return m.group("answer")
 
 
 _WORKED_RE = re.compile(r"^([^=<>]+)=\s*([^=<>]+)$")
@@ -408,7 +445,7 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     gold_parsed, gold_num, gold_form = _parse_gold(gold)
     gold_exprs = [x for x in gold_parsed if isinstance(x, (Basic, MatrixBase))]
     if not gold_exprs:
-        return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
+        return _unreadable_gold(prediction, gold)
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
     if alternative is not None and (_spans.HEDGE_WORDS_RE.search(alternative)
                                     or not (_several_values(gold_exprs[0], gold_form) or is_condition(gold_exprs[0]))):
@@ -440,6 +477,9 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     units = _units_differ(gold_form, _answer_span(prediction) or _spans.final_answer_span(prediction), pred_form)
     if units is not None:  # '5 cm' for '5 m', '12 apples' for '12 pears': the unit is part of the answer
         return Verdict.INCORRECT, extracted, gold_text, units
+    domains = _parameter_domain(gold), _parameter_domain(_answer_span(prediction) or "")
+    if None not in domains and domains[0] != domains[1]:  # '(1, n) for any n >= 2' for '(1, n) for any n >= 1'
+        return Verdict.INCORRECT, extracted, gold_text, "the parameter's domain differs"
     pred_num = _num_from(pred_parsed)
     if gold_num is not None and pred_num is not None:  # two plain literals: the fast path's rule
         ok = numbers_match(gold_num, pred_num, s.rel_tol, s.precision, s.sig_digits)
@@ -470,6 +510,15 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         # written exactly as the gold: '\\boxed{93,43}' is a list in LaTeX, but not against a gold 93,43
         return Verdict.CORRECT, extracted, gold_text, "same answer text"
     return _compare_expressions(gold, gold_text, extracted, gold_exprs[0], pred_exprs[0], s)
+
+
+def _unreadable_gold(prediction: str, gold: str) -> Decision:
+    """A gold the parser cannot read: CORRECT for the same statement written alike ('ML \\perp NK'
+    for '\\text{ML} \\perp \\text{NK}'), else BAD_GOLD."""
+    span = _answer_span(prediction) or _spans.final_answer_span(prediction)
+    if span is not None and _plain_text(span) == _plain_text(gold):
+        return Verdict.CORRECT, span, gold, "same answer text (the gold is not read as math)"
+    return Verdict.BAD_GOLD, None, gold, "gold cannot be parsed as math"
 
 
 def _compare_expressions(gold: str, gold_text: str, extracted: str, gold_expr: Any, pred_expr: Any, s: Settings) -> Decision:
@@ -677,6 +726,12 @@ def _other_angle_unit(gold: str, extracted: str, pred_expr: Any) -> Any:
     if g_pi and not g_deg and p_deg and not p_pi:
         return degrees_to_radians(pred_expr)
     return None
+
+
+def _plain_text(text: str) -> str:
+    """The writing without delimiters, \\text{} wrappers, spaces and a final period."""
+    text = re.sub(r"\\(?:text|textrm|mathrm|mbox|operatorname)\s*\{([^{}]*)\}", r"\1", text.replace("$", ""))
+    return _squash(text).removesuffix(".")
 
 
 def _squash(text: str) -> str:
