@@ -216,8 +216,10 @@ _PLAIN_LETTER_RE = re.compile(r"(?<![\w\\])\(([A-Z])\)")
 # a computation written in prose ('2 * 3 = 6', '40 + 2', '3^2=9'): one candidate, its value a check of the answer
 _NUM = r"\d+(?:\.\d+)?"
 _PLAIN_COMPUTATION_RE = re.compile(rf"(?<![\w.\\^_])\(?\s*[-+]?{_NUM}\s*\)?(?:\s*(?:[-+*/^×·=]|\\cdot|\\times)\s*\(?\s*[-+]?{_NUM}\s*\)?)+(?![\w])")
+_NAME_RE = re.compile(r"\s*[A-Za-z]+(?:_\{?\w+\}?)?(?:\s*\([A-Za-z, ]*\))?\s*")  # '$n$', '$f(x)$', '$ABCD$', '$a_n$'
+_VALUE_RE = re.compile(r"\d|^\s*\(\s*[A-Z]\s*\)\s*$|^\s*\\textbf\s*\{\s*\(?[A-Z]\)?\s*\}\s*$")
 _UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)\b")
-_NUMBER_WORDS_RE = re.compile(r"(?i)\b(?:zero|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+_NUMBER_WORDS_RE = re.compile(r"(?i)\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
                               r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
                               r"ninety|hundred)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?\b")
 
@@ -290,7 +292,9 @@ def answer_candidates(text: str) -> list[tuple[int, str]]:
     for m in list(_MATH_SEGMENT_RE.finditer(prose)):
         body = next(g for g in m.groups() if g is not None)
         if not (mode == "boxed" and boxed_contents(body)):  # boxes are counted above
-            found.extend((m.start(), part) for part in _box_parts(body))
+            # a formula in the prose states a value unless it is a name: '$n$', '$f(x)$', '$ABCD$'
+            # (a choice letter '$(B)$' is a value)
+            found.extend((m.start(), part) for part in _box_parts(body) if _VALUE_RE.search(part) or not _NAME_RE.fullmatch(part))
         blank(m)
     for m in list(_PLAIN_NUMBER_RE.finditer(prose)):  # mixed numbers first ('4 7/10' is one number)
         if " " in m.group().strip():

@@ -569,6 +569,9 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
         return False  # a sub-list ('\\{3\\}' beside '\\{3, 12\\}') is another answer
     # one element of a list (a pair of a set of pairs), or one branch of a union ('x < 1 \\text{ or } x > 2')
     elements = answer.args if isinstance(answer, (sympy.FiniteSet, sympy.Tuple, sympy.Or, sympy.Union)) else ()
+    if any(isinstance(e, sympy.Tuple) for e in elements) and re.fullmatch(r"\s*\([^(),]+,[^(),]+\)\s*", text):
+        pair = [_value(x) for x in text.strip()[1:-1].split(",")]  # '(98, 2)' is a pair here, not an interval
+        value = sympy.Tuple(*pair) if None not in pair else value
     alike = [e for e in elements if isinstance(e, sympy.Tuple) == isinstance(value, sympy.Tuple)]
     return any(_same_value(value, e, text, s) for e in alike)
 

@@ -13,6 +13,10 @@ What is "free" (may be renamed) and what is "fixed by the question" is stated pe
   (f(x) = ax + b), the parameter of a family of tuples ((n, n + 2));
 - fixed: the variable of an expression, an equation, a relation, a function's name; renaming one
   of these is a near miss.
+Hedges (`_hedges`, `HEDGES_PER_GOLD` per gold): a right writing and a near miss stated together,
+offered with words drawn from `_OFFERS` (alternatives, concessions, doubt, or none), joined by a
+random gap, the second value in $...$, \\(...\\) or plain, placed after the box, after "the answer
+is", in the last sentence, inside the box, or in a second box.
 Rounding follows the documented policy (`verifiers._numbers`): a decimal correctly rounded to the
 digits written, with at least `MIN_SIG_DIGITS` significant digits, stands for an exact value.
 
