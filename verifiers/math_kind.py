@@ -523,8 +523,9 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
     checks = set()  # sentences with a computation that gives the answer: a check, its other numbers its steps
     for sentence, text in candidates:
         form = _forms.read(text)
-        if len(form.parts) == 1 and form.units and form.units[0]:
-            units.add(_forms.canonical_unit(form.units[0]))
+        unit = _single_unit(text, form) if len(form.parts) == 1 else None  # '436 g', '73\\text{ kg}'
+        if unit:
+            units.add(_forms.canonical_unit(unit))
         if _is_check(text, answer, s):
             checks.add(sentence)
         elif not _is_the_answer(text, form, answer, symbols, s):
