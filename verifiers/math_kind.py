@@ -569,7 +569,7 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
     if isinstance(value, (sympy.Set, sympy.Or, sympy.And)):
         return False  # a sub-list ('\\{3\\}' beside '\\{3, 12\\}') is another answer
     # one element of a list (a pair of a set of pairs), or one branch of a union ('x < 1 \\text{ or } x > 2')
-    elements = answer.args if isinstance(answer, (sympy.FiniteSet, sympy.Tuple, sympy.Or, sympy.Union)) else ()
+    elements = answer.args if isinstance(answer, (sympy.FiniteSet, sympy.Or, sympy.Union)) else ()  # not a pair's entries
     if any(isinstance(e, sympy.Tuple) for e in elements) and re.fullmatch(r"\s*\([^(),]+,[^(),]+\)\s*", text):
         pair = [_value(x) for x in text.strip()[1:-1].split(",")]  # '(98, 2)' is a pair here, not an interval
         value = sympy.Tuple(*pair) if None not in pair else value
