@@ -210,7 +210,7 @@ MAX_REGION_CHARS = 600  # characters of the answer region searched for a second 
 _STATEMENT_RE = re.compile(r"(?i)\banswers?\s*(?:is\b|are\b|:|=)")
 _SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
 # a number written in prose: not part of a word ('2nd', 'x2'), of a formula's braces, or a decimal's digits
-_PLAIN_NUMBER_RE = re.compile(r"(?<![\w.\\^_])[-+]?(?:\d+\s+\d+\s*/\s*\d+|\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?)(?![\w]|\.\d)")
+_PLAIN_NUMBER_RE = re.compile(r"(?<![\w.\\^_])[-+]?(?:\d+\s+\d+\s*/\s*\d+|\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?)(?![\w]|\.\d|-[A-Za-z])")  # not '5-year' (a word)
 # a choice letter offered in prose: '(B)'
 _PLAIN_LETTER_RE = re.compile(r"(?<![\w\\])\(([A-Z])\)")
 # a computation written in prose ('2 * 3 = 6', '40 + 2', '3^2=9'): one candidate, its value a check of the answer
