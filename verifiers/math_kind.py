@@ -512,7 +512,7 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
     another answer. Whatever the words around it ('or', 'though', 'might be', none at all), a value
     that differs is a second answer."""
     candidates = _spans.answer_candidates(prediction)
-    if len(candidates) < 2 or not pred_parsed or not isinstance(pred_parsed[0], (Basic, MatrixBase)):
+    if not candidates or not pred_parsed or not isinstance(pred_parsed[0], (Basic, MatrixBase)):
         return None
     answer = pred_parsed[0]
     gold_unit = (_forms.canonical_unit(gold_form.units[0])
