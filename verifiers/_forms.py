@@ -423,15 +423,28 @@ _BOUND_FIRST_RE = re.compile(r"(?<![\w}<>=.\\])(?<![<>]\s)(-?\d+(?:\.\d+)?)\s*(<
 _SPACED_FACTORS_RE = re.compile(r"(?<![\\A-Za-z])([A-Za-z])[ \t]+(?=[A-Za-z](?![A-Za-z{(]))")
 
 
+# '8 r s' -> '8r s' (then '8rs'): a number before single-letter factors written with spaces ('5 m' stays a unit)
+_SPACED_COEFFICIENT_RE = re.compile(r"(?<![\w.])(\d+)[ \t]+([A-Za-z])(?=[ \t]+[A-Za-z](?![A-Za-z{(]))")
+# '76 \\text{ percent}', '76 percent' -> '76\\%'
+_PERCENT_WORD_RE = re.compile(r"(\d)\s*(?:\\text\s*\{\s*(?:percent|per\s*cent)\s*\}|\b(?:percent|per\s*cent)\b)", re.I)
+
+
 # '3\\binom{10}{5}' is 3 times the binomial (the parser reads a mixed number there: 3 + 252)
 _NUMBER_BINOM_RE = re.compile(r"(\d)\s*\\[dt]?binom(?![A-Za-z])")
 
 
+# '16\\,267', '16{,}267', '16\\ 267', '16 267' (a thin space): thousands separators in LaTeX, groups of three digits
+_LATEX_THOUSANDS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:(?:\\[,!; ]|\{,\}|\u2009|\u202f)\d{3})+(?![\d])(?!\{,\})(?!\\[,!; ]\d)")
+_LATEX_SEPARATOR_RE = re.compile(r"\\[,!; ]|\{,\}|\u2009|\u202f")
+
+
 def normalise_writing(text: str) -> str:
     """One writing for what is written many ways, before anything is read: \\dfrac / \\tfrac ->
-    \\frac, \\log without a base -> \\ln (the natural log), '2 a c' -> '2 ac', a bound written first ('5 > m') -> 'm < 5', ordinals '7^{\\text{th}}' / '7th' -> 7,
-    bold / italic wrappers -> \\text, the domain of a family's parameter (', k \\in \\mathbb{Z}')
-    dropped, a condition stated in words around it reduced to the condition.
+    \\frac, thousands separators in LaTeX ('16\\,267', '16{,}267') dropped, \\log without a base ->
+    \\ln (the natural log), '2 a c' -> '2ac', '76 percent' -> '76\\%', a bound written first ('5 > m') -> 'm < 5', ordinals
+    '7^{\\text{th}}' / '7th' -> 7, bold / italic wrappers -> \\text, the domain of a family's
+    parameter (', k \\in \\mathbb{Z}') dropped, a condition stated in words around it reduced to the
+    condition.
 
     >>> normalise_writing("\\\\dfrac{1}{2} + \\\\log 3, the 7^{\\\\text{th}}")
     '\\\\frac{1}{2} + \\\\ln 3, the 7'
@@ -439,10 +452,13 @@ def normalise_writing(text: str) -> str:
     'x = 2k\\\\pi'
     """
     text = _STYLE_FRAC_RE.sub(r"\\frac", text)
+    text = _LATEX_THOUSANDS_RE.sub(lambda m: _LATEX_SEPARATOR_RE.sub("", m.group()), text)
     text = _LOG_RE.sub(r"\\ln", text)
     text = _ORDINAL_RE.sub(r"\1", text)
     text = _BOLD_RE.sub(r"\\text{", text)
     text = _PARAMETER_DOMAIN_RE.sub("", text)
+    text = _PERCENT_WORD_RE.sub(r"\1\\%", text)
+    text = _SPACED_COEFFICIENT_RE.sub(r"\1\2", text)
     text = _SPACED_FACTORS_RE.sub(r"\1", text)
     text = _NUMBER_BINOM_RE.sub(r"\1 \\cdot \\binom", text)
     text = _BOUND_FIRST_RE.sub(lambda m: f"{m.group(3)} {_FLIP[m.group(2)]} {m.group(1)}", text)
@@ -457,6 +473,12 @@ _UNIT_NAMES = {
     "dollar": "dollars usd", "cent": "cents", "degree": "degrees deg \\circ",
 }
 _UNIT_ALIASES = {alias: short for short, names in _UNIT_NAMES.items() for alias in names.split()}
+
+
+def is_unit_word(word: str) -> bool:
+    """Whether a word after a number names a unit ('cm', 'meters', 'hrs'; not 'is' or 'apples')."""
+    w = word.lower()
+    return w in _UNIT_ALIASES or w in _UNIT_NAMES or w in SHORT_UNITS
 
 
 def canonical_unit(unit: str | None) -> str | None:

@@ -508,6 +508,8 @@ def equal_up_to_renaming(gold: Any, pred: Any, s: Settings) -> str | None:
     """'k -> n' when the prediction equals the gold once its own free symbols are renamed, one to
     one, to the gold's free parameters (`free_parameters`); None otherwise. The symbols the gold
     fixes keep their names; a prediction with more or fewer free symbols is never renamed."""
+    if isinstance(pred, sympy.Eq) and isinstance(pred.lhs, sympy.Symbol) and not is_relation(gold):
+        pred = pred.rhs  # 'x = 2k\\pi' for '2m\\pi': the equation form on the answer's side only, as in `expr_equal`
     params = free_parameters(gold)
     if not params or not isinstance(pred, Basic) or len(params) > MAX_RENAMED:
         return None

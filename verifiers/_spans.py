@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from verifiers._forms import is_unit_word
+
 _BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _BRACE_RE = re.compile(r"[{}]")
 _ANSWER_RE = re.compile(r"(?i)\banswer\b(?:\s+is)?\s*[:=]?\s*(?:\*\*)?\s*:?\s*([^\n]*)")
@@ -199,3 +201,148 @@ def stated_alternative(text: str) -> str | None:
         if _BETWEEN_RE.match(between):
             return between.strip()
     return None
+
+
+# ---------------------------------------------------------------- the answer region and its candidates
+
+MAX_REGION_CHARS = 600  # characters of the answer region searched for a second candidate
+# the statement of a final answer: 'the answer is', 'Answer:', 'final answer =' (not 'to answer this')
+_STATEMENT_RE = re.compile(r"(?i)\banswers?\s*(?:is\b|are\b|:|=)")
+_SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
+# a number written in prose: not part of a word ('2nd', 'x2'), of a formula's braces, or a decimal's digits
+_PLAIN_NUMBER_RE = re.compile(r"(?<![\w.\\^_])[-+]?(?:\d+\s+\d+\s*/\s*\d+|\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?)(?![\w]|\.\d|-[A-Za-z])")  # not '5-year' (a word)
+# a choice letter offered in prose: '(B)'
+_PLAIN_LETTER_RE = re.compile(r"(?<![\w\\])\(([A-Z])\)")
+# a computation written in prose ('2 * 3 = 6', '40 + 2', '3^2=9'): one candidate, its value a check of the answer
+_NUM = r"\d+(?:\.\d+)?"
+_PLAIN_COMPUTATION_RE = re.compile(rf"(?<![\w.\\^_])\(?\s*[-+]?{_NUM}\s*\)?(?:\s*(?:[-+*/^×·=]|\\cdot|\\times)\s*\(?\s*[-+]?{_NUM}\s*\)?)+(?![\w])")
+_NAME_RE = re.compile(r"\s*[A-Za-z]+(?:_\{?\w+\}?)?(?:\s*\([A-Za-z, ]*\))?\s*")  # '$n$', '$f(x)$', '$ABCD$', '$a_n$'
+_VALUE_RE = re.compile(r"\d|^\s*\(\s*[A-Z]\s*\)\s*$|^\s*\\textbf\s*\{\s*\(?[A-Z]\)?\s*\}\s*$")
+_UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)\b")
+_NUMBER_WORDS_RE = re.compile(r"(?i)\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+                              r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+                              r"ninety|hundred)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?\b")
+
+
+def answer_region(text: str) -> tuple[str, str] | None:
+    """(how the final answer is stated, the region that states it): the region starts at the final
+    answer and runs to the end of the text (at most MAX_REGION_CHARS):
+    - 'boxed': the last box's content and everything after the box;
+    - 'statement': what follows the last 'the answer is' / 'Answer:';
+    - 'line': the last sentence of the last line, when that line holds a formula ($...$, \\(...\\)).
+    None for a text with none of these (a bare answer is its own region, read whole).
+
+    >>> answer_region("We get \\\\boxed{3}, though 4 is possible.")
+    ('boxed', '3}, though 4 is possible.')
+    >>> answer_region("So the answer is 3 or maybe 4")
+    ('statement', '3 or maybe 4')
+    """
+    starts = [m.end() for m in _BOXED_RE.finditer(text)]
+    if starts:
+        return "boxed", text[starts[-1]:][:MAX_REGION_CHARS]
+    english = english_answer_prefix(text)
+    statements = list(_STATEMENT_RE.finditer(english))
+    if statements:
+        return "statement", english[statements[-1].end():][:MAX_REGION_CHARS].strip()
+    line = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
+    formulas = list(_MATH_SEGMENT_RE.finditer(line))
+    if not formulas:
+        return None
+    inside = [(m.start(), m.end()) for m in formulas]
+    ends = [m.end() for m in _SENTENCE_END_RE.finditer(line, 0, formulas[-1].start())
+            if not any(a <= m.start() < b for a, b in inside)]
+    return "line", line[ends[-1] if ends else 0:][-MAX_REGION_CHARS:]
+
+
+def answer_candidates(text: str) -> list[tuple[int, str]]:
+    """Every value the answer region of `text` states (see `answer_region`), in order: the parts of
+    every box's content (split where the box offers alternatives, '3 \\text{ or } 4'), and in the
+    region's prose each formula ($...$, \\(...\\), \\[...\\]) and each number (digits, or an
+    English number word above one, a choice letter '(B)'); a computation written in prose ('2 * 3 = 6')
+    is one candidate. Each comes with the number of its sentence in the region (0 for the boxes), so
+    that a sentence that checks the answer ('Check: 7 + 5 = 12, then 3') can be read as one.
+    [] for a text with no answer region. The caller decides which candidates differ from the answer.
+
+    >>> answer_candidates("We get \\\\boxed{3}, but it could also be $4$. Check: 2+1 = 3")
+    [(0, '3'), (0, '4'), (1, '2+1 = 3')]
+    """
+    region = answer_region(text)
+    if region is None:
+        return []
+    mode, prose = region
+    found: list[tuple[int, str]] = []
+    if mode == "boxed":  # every box, then the prose after the last one
+        boxes = boxed_contents(text)
+        found.extend((-1, part) for box in boxes for part in _box_parts(box))
+        depth, i = 1, 0
+        while i < len(prose) and depth:
+            depth += {"{": 1, "}": -1}.get(prose[i], 0)
+            i += 1
+        closing = _closing_delimiter(_before_last_box(text))
+        at = prose.find(closing, i) if closing else -1
+        if at >= 0:  # the box sits in a formula: the rest of the formula ('\\text{ or } 4$') is read as prose
+            prose = prose[:at] + " " * len(closing) + prose[at + len(closing):]
+        prose = " " * i + prose[i:]
+    prose = prose.replace("\\$", " ")
+
+    def blank(m: re.Match) -> None:
+        nonlocal prose
+        prose = prose[: m.start()] + " " * (m.end() - m.start()) + prose[m.end():]
+
+    for m in list(_MATH_SEGMENT_RE.finditer(prose)):
+        body = next(g for g in m.groups() if g is not None)
+        if not (mode == "boxed" and boxed_contents(body)):  # boxes are counted above
+            # a formula in the prose states a value unless it is a name: '$n$', '$f(x)$', '$ABCD$'
+            # (a choice letter '$(B)$' is a value)
+            found.extend((m.start(), part) for part in _box_parts(body) if _VALUE_RE.search(part) or not _NAME_RE.fullmatch(part))
+        blank(m)
+    for m in list(_PLAIN_NUMBER_RE.finditer(prose)):  # mixed numbers first ('4 7/10' is one number)
+        if " " in m.group().strip():
+            found.append((m.start(), m.group().strip()))
+            blank(m)
+    for m in list(_PLAIN_COMPUTATION_RE.finditer(prose)):
+        if not re.fullmatch(r"[-+]?\d+\s*/\s*\d+", m.group().strip()):  # '7/10' is a number, read below
+            found.append((m.start(), _balanced(m.group().strip())))
+            blank(m)
+    for m in _PLAIN_NUMBER_RE.finditer(prose):  # with its unit when a unit word follows ('about 5 cm')
+        unit = _UNIT_AFTER_RE.match(prose, m.end())
+        named = unit is not None and is_unit_word(unit.group(1))
+        found.append((m.start(), m.group().replace(" ", "") + (f" {unit.group(1)}" if named else "")))
+    found.extend((m.start(), m.group()) for m in _NUMBER_WORDS_RE.finditer(prose))
+    found.extend((m.start(), m.group()) for m in _PLAIN_LETTER_RE.finditer(prose))
+    ends = [m.start() for m in re.finditer(r"[.;!?](?:\s|$)|\n", prose)]
+    return [(sum(e < at for e in ends), c) for at, c in sorted(found, key=lambda x: x[0])]
+
+
+def _balanced(text: str) -> str:
+    """A computation cut out of prose without the parenthesis it does not close ('2*3 = 6)')."""
+    while text.count("(") < text.count(")") and text.endswith(")"):
+        text = text[:-1].rstrip()
+    while text.count("(") > text.count(")") and text.startswith("("):
+        text = text[1:].lstrip()
+    return text
+
+
+def _before_last_box(text: str) -> str:
+    starts = [m.start() for m in _BOXED_RE.finditer(text)]
+    return text[: starts[-1]] if starts else text
+
+
+def _closing_delimiter(before: str) -> str | None:
+    """The delimiter that closes the formula `before` ends inside ('$', '$$', '\\]', '\\)'), or None."""
+    dollars = len(re.findall(r"(?<!\\)\$", before))
+    if dollars % 2:
+        return "$$" if before.rstrip().endswith("$$") or before.count("$$") % 2 else "$"
+    for left, right in (("\\[", "\\]"), ("\\(", "\\)")):
+        if before.rfind(left) > before.rfind(right):
+            return right
+    return None
+
+
+_BOX_OR_RE = re.compile(r"\\text\s*\{\s*(?:,\s*)?(?:or|and/or|maybe|perhaps|possibly|or\s+(?:maybe|perhaps|possibly))\s*\}"
+                        r"|\s\bor\b\s|\\(?:lor|vee)(?![A-Za-z])", re.I)
+
+
+def _box_parts(content: str) -> list[str]:
+    """A box's content split where it offers alternatives ('3 \\text{ or } 4' -> ['3', '4'])."""
+    return [p.strip() for p in _BOX_OR_RE.split(content) if p.strip()]

@@ -437,6 +437,9 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     alternative = _spans.stated_alternative(prediction)
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:
+        letters = {_spans.choice_gold_letter(c) for _, c in _spans.answer_candidates(prediction)} - {None}
+        if alternative is None and len(letters) > 1:
+            alternative = ", ".join(sorted(letters))  # '\\boxed{(D)} -- perhaps (B)': two choices offered
         if alternative is not None:
             return Verdict.INCORRECT, None, letter, f"hedge: a second answer stated ({alternative[:40]!r})"
         verdict, extracted, detail = math_choice(prediction, letter)
@@ -471,6 +474,9 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
             return Verdict.INCORRECT, span, gold_text, "text answer differs"
         return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
     extracted = str(pred_parsed[-1])
+    second = _second_candidate(prediction, pred_parsed, gold_exprs[0], gold_form, s)
+    if second is not None:  # '\\boxed{3}, though 4 is possible': a second answer offered, whatever the words
+        return Verdict.INCORRECT, extracted, gold_text, f"hedge: a second answer stated ({second[:40]!r})"
     chain = _forms.ordered_chain(_answer_span(prediction) or "")
     if chain is not None and not _chain_holds(chain, _answer_span(prediction)):
         return Verdict.INCORRECT, extracted, gold_text, "the ordering stated is false"
@@ -540,6 +546,102 @@ def _compare_expressions(gold: str, gold_text: str, extracted: str, gold_expr: A
         if converted is not None and expr_equal(gold_expr, converted, s):
             return Verdict.CORRECT, extracted, gold_text, "equivalent (degrees and radians)"
     return _verdict(ok), extracted, gold_text, "equivalent" if ok else "not equivalent"
+
+
+# ---------------------------------------------------------------- a second answer in the answer region
+
+
+def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_form: _forms.Reading | None,
+                      s: Settings) -> str | None:
+    """A value stated in the answer region (`_spans.answer_candidates`: the boxes, and what follows
+    the final box or 'the answer is') that is not the answer read, or None. A candidate is the
+    answer when it equals it (or one of its elements, for a list), in any writing and within the
+    rounding policy ('\\frac{100}{7} \\approx 14.3'); a computation that holds ('2 \\cdot 3 = 6') is
+    a check, not a candidate; a quantity named in a unit other than the gold's (or in two units) is
+    another answer. Whatever the words around it ('or', 'though', 'might be', none at all), a value
+    that differs is a second answer."""
+    candidates = _spans.answer_candidates(prediction)
+    if not candidates or not pred_parsed or not isinstance(pred_parsed[0], (Basic, MatrixBase)):
+        return None
+    answer = pred_parsed[0]
+    gold_unit = (_forms.canonical_unit(gold_form.units[0])
+                 if gold_form is not None and len(gold_form.parts) == 1 and gold_form.units else None)
+    units = {gold_unit} - {None}
+    symbols = getattr(gold_expr, "free_symbols", set()) | getattr(answer, "free_symbols", set())
+    differing: dict[int, list[str]] = {}
+    checks = set()  # sentences with a computation that gives the answer: a check, its other numbers its steps
+    for sentence, text in candidates:
+        form = _forms.read(text)
+        unit = _single_unit(text, form) if len(form.parts) == 1 else None  # '436 g', '73\\text{ kg}'
+        if unit:
+            units.add(_forms.canonical_unit(unit))
+        if _is_check(text, answer, s):
+            checks.add(sentence)
+        elif not _is_the_answer(text, form, answer, symbols, s):
+            differing.setdefault(sentence, []).append(text)
+    for sentence, texts in differing.items():
+        if sentence not in checks or sentence == 0:  # the answer's own sentence is never a check
+            return texts[0]
+    return f"units {sorted(units)}" if len(units) > 1 else None
+
+
+def _is_check(text: str, answer: Any, s: Settings) -> bool:
+    """A computation without a variable that holds and gives the answer ('7 + 5 = 12' for 12)."""
+    if not re.search(r"\d\s*(?:[-+*/^×·=]|\\cdot|\\times)\s*\(?\s*\d", text):
+        return False
+    value = _value(text)
+    if not isinstance(value, sympy.Eq) or value.free_symbols:
+        return False
+    return _same_value(value.rhs, value.lhs, "", s) and _same_value(value.rhs, answer, "", s)
+
+
+def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s: Settings) -> bool:
+    """Whether one candidate states the answer (or a check of it); an unreadable one is not counted.
+    `symbols`: the gold's and the answer's free symbols (a condition on another variable differs)."""
+    value = _value(form.latex) if form.latex else None
+    if value is None:
+        value = _value(text)
+    if value is None:
+        return True  # words, not a value: nothing to compare
+    if _names_another_quantity(value, answer):
+        return True  # 'where $a = 3$' next to '\\boxed{b = 7}': another quantity, not a second answer
+    if value in (sympy.true, sympy.false):
+        return True  # a computation the parser already decided: a remark, not a value
+    if isinstance(value, sympy.Eq) and not value.free_symbols:
+        if _same_value(value.rhs, value.lhs, "", s):
+            return True  # a computation written out that holds ('2 \\cdot 3 = 6'): a check of the answer
+        value, text = value.rhs, ""
+    if is_condition(value) and not value.free_symbols <= symbols:
+        return False  # 'y < 3' beside '(-\\infty, 3)' for 'm < 3': a condition on another variable
+    if _same_value(value, answer, text, s):
+        return True
+    if isinstance(value, (sympy.Set, sympy.Or, sympy.And)):
+        return False  # a sub-list ('\\{3\\}' beside '\\{3, 12\\}') is another answer
+    # one element of a list (a pair of a set of pairs), or one branch of a union ('x < 1 \\text{ or } x > 2')
+    elements = answer.args if isinstance(answer, (sympy.FiniteSet, sympy.Or, sympy.Union)) else ()  # not a pair's entries
+    if any(isinstance(e, sympy.Tuple) for e in elements) and re.fullmatch(r"\s*\([^(),]+,[^(),]+\)\s*", text):
+        pair = [_value(x) for x in text.strip()[1:-1].split(",")]  # '(98, 2)' is a pair here, not an interval
+        value = sympy.Tuple(*pair) if None not in pair else value
+    alike = [e for e in elements if isinstance(e, sympy.Tuple) == isinstance(value, sympy.Tuple)]
+    return any(_same_value(value, e, text, s) for e in alike)
+
+
+def _names_another_quantity(value: Any, answer: Any) -> bool:
+    """Both are assignments of a number ('x = 2', 'y = 4') to different names."""
+    named = [v.lhs for v in (value, answer)
+             if isinstance(v, sympy.Eq) and isinstance(v.lhs, sympy.Symbol) and not getattr(v.rhs, "free_symbols", True)]
+    return len(named) == 2 and named[0] != named[1]
+
+
+def _same_value(value: Any, answer: Any, text: str, s: Settings) -> bool:
+    try:
+        if expr_equal(answer, value, s) or expr_equal(value, answer, s):
+            return True
+    except Exception:  # sympy cannot compare the two: not shown to be the same answer
+        return False
+    num = parse_number(text)  # a rounded decimal of the answer ('\\approx 14.29'): by the rounding policy
+    written = _decimal_against_exact(None, answer, num, [value], s) if num is not None else None
+    return bool(written)
 
 
 # ---------------------------------------------------------------- answer shapes

@@ -13,6 +13,10 @@ What is "free" (may be renamed) and what is "fixed by the question" is stated pe
   (f(x) = ax + b), the parameter of a family of tuples ((n, n + 2));
 - fixed: the variable of an expression, an equation, a relation, a function's name; renaming one
   of these is a near miss.
+Hedges (`_hedges`, `HEDGES_PER_GOLD` per gold): a right writing and a near miss stated together,
+offered with words drawn from `_OFFERS` (alternatives, concessions, doubt, or none), joined by a
+random gap, the second value in $...$, \\(...\\) or plain, placed after the box, after "the answer
+is", in the last sentence, inside the box, or in a second box.
 Rounding follows the documented policy (`verifiers._numbers`): a decimal correctly rounded to the
 digits written, with at least `MIN_SIG_DIGITS` significant digits, stands for an exact value.
 
@@ -30,6 +34,7 @@ from fractions import Fraction
 from typing import Callable
 
 MIN_SIG_DIGITS = 3  # the rounding policy's floor (see verifiers._numbers)
+HEDGES_PER_GOLD = 3  # hedged writings drawn per gold (a right answer stated with a wrong one)
 
 
 @dataclass(frozen=True)
@@ -64,14 +69,34 @@ PLAIN_WRAPPERS = {"bare": WRAPPERS["bare"], "sentence": TEXT_WRAPPERS["sentence"
 UNIONS = ("relation", "interval", "set")  # structures where 'A or B' inside one answer is a union, not a hedge
 
 
+# the words a second answer is offered with: alternatives, concessions, doubt, or none at all
+_OFFERS = ["or maybe {w}", "or {w}", "(or {w})", "but it could also be {w}", "though {w} is possible", "perhaps {w}",
+           "it might be {w}", "{w} is also possible", "although {w} would also work", "unless it is {w}", "or possibly {w}",
+           "I also got {w}", "alternatively {w}", "and {w} if we count the other case", "({w} by the other method)",
+           "but {w} also fits", "hmm, {w}?", "not sure, {w}", "else {w}", "{w} works too"]
+_BETWEEN = [", ", ". ", " ", "\n\n", "; ", " -- "]
+
+
+def _as_written(rng: random.Random, value: str) -> str:
+    """A value as it may appear in prose: inside $...$, \\(...\\), or plain (digits only)."""
+    plain = value if all(c.isdigit() or c in "-./ " for c in value) else None
+    return rng.choice([f"${value}$", f"\\({value}\\)"] + ([plain, plain] if plain else []))
+
+
 def _hedges(rng: random.Random, right: str, wrong: str, structure: str) -> list[tuple[str, str]]:
-    """A right answer and a wrong one stated together: never correct, wherever the hedge sits
-    (inside one box only where 'or' is not a union)."""
+    """A right answer and a wrong one stated together: never correct, whatever the words that offer
+    the second one and wherever it sits (after the box, after 'the answer is', in the last
+    sentence, inside the box; inside one box only where 'or' is not a union), and several boxes
+    that disagree."""
+    offer = rng.choice(_OFFERS).format(w=_as_written(rng, wrong))
+    gap = rng.choice(_BETWEEN)
+    box = rng.choice(["\\boxed{{{}}}", "$\\boxed{{{}}}$", "\\[\\boxed{{{}}}\\]"]).format(right)
     hedges = [
-        ("hedge after box", f"\\boxed{{{right}}} or maybe {wrong}"),
-        ("hedge in parentheses", f"The answer is ${right}$ (or maybe ${wrong}$)."),
-        ("hedge inside box", f"\\boxed{{{right} \\text{{ or }} {wrong}}}"),
-        ("two boxes", f"\\boxed{{{right}}}, \\boxed{{{wrong}}}"),
+        ("hedge after box", f"So the final answer is {box}{gap}{offer}."),
+        ("hedge after statement", f"The answer is {_as_written(rng, right)}{gap}{offer}."),
+        ("hedge in last sentence", f"We check all cases.\nIt is ${right}${gap}{offer}."),
+        ("hedge inside box", f"\\boxed{{{right} \\text{{ {rng.choice(['or', 'or maybe', 'or possibly'])} }} {wrong}}}"),
+        ("two boxes", rng.choice([f"\\boxed{{{right}}}, \\boxed{{{wrong}}}", f"\\boxed{{{wrong}}}{gap}\\boxed{{{right}}}"])),
         ("hedge either", f"It is either ${right}$ or ${wrong}$."),
     ]
     return [h for h in hedges if not (structure in UNIONS and h[0] == "hedge inside box")]
@@ -124,6 +149,8 @@ def _int_text(n: int, rng: random.Random) -> list[tuple[str, str]]:
     if abs(n) >= 1000:
         out.append(("thousands comma", f"{n:,}"))
         out.append(("thousands thin space", f"{n:,}".replace(",", "\\,")))
+        out.append(("thousands braced comma", f"{n:,}".replace(",", "{,}")))
+        out.append(("thousands space", f"{n:,}".replace(",", "\\ ")))
     if n > 0:
         suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
         out.append(("ordinal", f"{n}^{{\\text{{{suffix}}}}}"))
@@ -400,8 +427,9 @@ def family(rng: random.Random) -> tuple[str, list, list]:
     k, other = rng.sample("knm", 2)
     dk = "" if d == 1 else str(d)
     c = rng.choice(["", "\\frac{\\pi}{2} + ", "\\frac{\\pi}{3} + ", "\\frac{\\pi}{4} + ", "\\frac{\\pi}{6} + "])
-    gold = f"x = {c}{dk}{k}\\pi"
-    eq = [("parameter renamed", f"x = {c}{dk}{other}\\pi"), ("without x =", f"{c}{dk}{other}\\pi"),
+    gold = f"x = {c}{dk}{k}\\pi" if rng.random() < 0.7 else f"{c}{dk}{k}\\pi"  # a gold with or without 'x ='
+    bare = "" if gold.startswith("x") else " (gold without x =)"
+    eq = [("parameter renamed" + bare, f"x = {c}{dk}{other}\\pi"), ("without x =", f"{c}{dk}{other}\\pi"),
           ("parameter after pi", f"x = {c}{dk}\\pi {k}"), ("with domain", f"x = {c}{dk}{other}\\pi, \\ {other} \\in \\mathbb{{Z}}"),
           ("spaces", f"x = {c}{dk} {k} \\pi")]
     flipped = "-" + c if c else "\\pi + "  # -pi/2 + 2k pi for pi/2 + 2k pi; pi + 2k pi for 2k pi
@@ -505,6 +533,7 @@ def generate(seed: int, per_structure: int, structures: list[str] | None = None)
             for fam, writing in near:
                 pairs.append(Pair(name, fam, gold, _stated(rng, name, fam, writing), False))
             if near and name != "text":
-                fam, writing = rng.choice(_hedges(rng, rng.choice(eq)[1] if eq else gold, rng.choice(near)[1], name))
-                pairs.append(Pair(name, fam, gold, writing, False))
+                for _ in range(HEDGES_PER_GOLD):
+                    fam, writing = rng.choice(_hedges(rng, rng.choice(eq)[1] if eq else gold, rng.choice(near)[1], name))
+                    pairs.append(Pair(name, fam, gold, writing, False))
     return pairs

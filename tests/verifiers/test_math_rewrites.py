@@ -13,10 +13,10 @@ from fractions import Fraction
 
 import pytest
 
-from math_rewrites import MIN_SIG_DIGITS, STRUCTURES, generate, rounded
+from math_rewrites import MIN_SIG_DIGITS, STRUCTURES, _hedges, generate, rounded
 from verifiers._forms import canonical_unit, description_key, normalise_writing
 from verifiers._numbers import DEFAULT_SIG_DIGITS, numbers_match, parse_number, significant_digits
-from verifiers._spans import stated_alternative
+from verifiers._spans import answer_candidates, stated_alternative
 from verifiers.math_kind import verify_math
 from verifiers.types import Verdict
 
@@ -65,6 +65,11 @@ def test_normalisation_is_idempotent_and_keeps_based_logs():
         a, b = rng.randint(1, 99), rng.randint(2, 9)
         text = rng.choice([f"\\dfrac{{{a}}}{{{b}}}", f"\\tfrac{{{a}}}{{{b}}}", f"\\log {a}", f"\\log_{{{b}}} {a}", f"{a}^{{\\text{{th}}}}",
                            f"x = {a}k\\pi, k \\in \\mathbb{{Z}}", f"{a} > m", f"{a} < x < {a + b}"])
+        thousands = rng.randint(1000, 10**7)
+        sep = rng.choice(["\\,", "{,}", "\\ ", "\\!"])
+        assert normalise_writing(f"{thousands:,}".replace(",", sep)) == str(thousands)  # thousands separators in LaTeX
+        assert normalise_writing(f"{a} \\text{{ percent}}") == f"{a}\\%" == normalise_writing(f"{a} percent")
+        assert normalise_writing(f"({a},\\, {b})") == f"({a},\\, {b})"  # a list keeps its thin space
         once = normalise_writing(text)
         assert normalise_writing(once) == once
         assert "dfrac" not in once and "tfrac" not in once and "^{\\text" not in once and "mathbb" not in once
@@ -82,6 +87,55 @@ def test_a_second_answer_is_found_wherever_it_is_stated():
         plain = rng.choice([f"so \\boxed{{{x}}}. Done.", f"The answer is ${x}$.", f"We get ${x}$ and check ${y}$ fits.\nSo ${x}$."])
         assert stated_alternative(plain) is None, plain
         assert verify_math(hedged, str(x)).verdict is Verdict.INCORRECT
+
+
+def test_a_second_candidate_in_the_answer_region_is_never_accepted_whatever_the_words():
+    """The hedge family by construction: a right answer and a wrong one in the answer region (after
+    the box, after 'the answer is', in the last sentence, inside the box, in a second box), offered
+    with random words or none; the same response is accepted for neither gold (a policy gains
+    nothing by offering two answers). Without a box or an 'answer is', the last value of the last
+    line is the answer read, so a value offered after it is read and one before it is not: such a
+    response is accepted for at most one gold, never for the value stated first."""
+    rng = random.Random(7)
+    for _ in range(150):
+        right, wrong = rng.sample(range(-99, 1000), 2)
+        for family, response in _hedges(rng, str(right), str(wrong), "number"):
+            assert verify_math(response, str(right)).verdict is Verdict.INCORRECT, (family, response)
+            if family != "hedge in last sentence":
+                assert verify_math(response, str(wrong)).verdict is Verdict.INCORRECT, (family, response)
+    for _ in range(40):  # one quantity in two units, in two boxes or after the box
+        n = rng.randint(2, 500)
+        unit, other = rng.choice([("m", "cm"), ("kg", "g"), ("hours", "minutes"), ("dollars", "cents")])
+        response = rng.choice([f"\\boxed{{{n} \\text{{ {unit}}}}}, \\boxed{{{n} \\text{{ {other}}}}}",
+                               f"\\boxed{{{n}}}. Perhaps ${n} \\text{{ {other}}}$.", f"The answer is {n} {unit}, or {n} {other}."])
+        assert verify_math(response, f"{n} \\text{{ {unit}}}").verdict is Verdict.INCORRECT, response
+
+
+def test_the_answer_restated_or_checked_after_the_box_is_not_a_second_answer():
+    rng = random.Random(8)
+    for _ in range(40):
+        a, b = rng.randint(2, 30), rng.randint(2, 30)
+        q = rng.choice([7, 9, 11, 13])
+        assert verify_math(f"\\boxed{{{a * b}}}, since ${a} \\cdot {b} = {a * b}$.", str(a * b)).correct  # a check
+        assert verify_math(f"\\boxed{{{a * b}}} (check: {a}*{b} = {a * b})", str(a * b)).correct
+        exact = f"\\frac{{{100 * a + 1}}}{{{q}}}"
+        approx = rounded(Fraction(100 * a + 1, q), 2)
+        assert verify_math(f"\\boxed{{{exact}}} \\approx {approx}", exact).correct  # the same value, rounded
+        assert verify_math(f"\\boxed{{{a}}} apples in all.", f"{a}").correct
+        assert verify_math(f"\\boxed{{x = {a}}}, where $y = {b}$.", f"{a}").correct  # another quantity, named
+        assert verify_math(f"\\boxed{{x = {a} \\text{{ or }} x = {b}}}", f"{a}, {b}").correct  # a solution set
+        assert verify_math(f"\\boxed{{x < {a} \\text{{ or }} x > {a + b}}}", f"x < {a} \\text{{ or }} x > {a + b}").correct
+
+
+def test_answer_candidates_are_every_value_of_the_region():
+    rng = random.Random(9)
+    for _ in range(100):
+        x, y = rng.sample(range(2, 1000), 2)
+        gap = rng.choice([", ", ". ", "\n\n", " "])
+        text = rng.choice([f"We get \\boxed{{{x}}}{gap}though ${y}$ is possible.", f"The answer is {x}{gap}or {y}.",
+                           f"So $\\boxed{{{x}}}$.{gap}I also got {y}.", f"\\boxed{{{x} \\text{{ or }} {y}}}"])
+        assert [c for _, c in answer_candidates(text)] == [str(x), str(y)], text
+        assert answer_candidates(f"Steps with {y} and {y + 1}.\nSo \\boxed{{{x}}}.") == [(0, str(x))]  # before the answer: the derivation
 
 
 def test_descriptions_with_a_negation_keep_their_word_order():
@@ -135,6 +189,8 @@ def test_free_symbols_renamed_only_where_the_question_does_not_fix_them():
         k, m = rng.sample("knm", 2)
         d = rng.randint(1, 4)
         assert verify_math(f"\\boxed{{x = {d}{m}\\pi}}", f"x = {d}{k}\\pi").correct  # a family's parameter
+        assert verify_math(f"\\boxed{{x = {d}{m}\\pi}}", f"{d}{k}\\pi").correct  # the equation form on either side
+        assert verify_math(f"\\boxed{{{d}{m}\\pi}}", f"x = {d}{k}\\pi").correct
         a, b, p, q = "a", "b", *rng.sample("pqrs", 2)
         assert verify_math(f"\\boxed{{f(x) = {p}x + {q}}}", f"f(x) = {a}x + {b}").correct  # constants of a general function
         assert verify_math(f"\\boxed{{({m}, {m}+{d})}}", f"({k}, {k}+{d})").correct  # a family of pairs
