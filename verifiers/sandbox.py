@@ -359,7 +359,8 @@ def _take_boot() -> tuple[subprocess.Popen, int, int]:
             if spare is not None:
                 _drop_boot(spare)
             spare = _start_boot()
-        if SPARE_BOOT:
+        # only the main thread starts one: boot's parent-death signal fires when the thread that started it ends
+        if SPARE_BOOT and threading.current_thread() is threading.main_thread():
             _spare[str(os.getpid())] = _start_boot()
     return spare
 
