@@ -172,6 +172,9 @@ INCLUDE_ATTACKS = [
     ("c", '#include "@PATH@"\nint main(void) { return 0; }\n'),
     ("cpp", 'const char *s =\n#include "@PATH@"\n;\nint main() { return 0; }\n'),
     ("rust", 'const S: &str = include_str!("@PATH@");\nfn main() { println!("{}", S); }\n'),
+    ("rust", '#[path = "@PATH@"]\nmod m;\nfn main() {}\n'),  # a host file as a module
+    ("go", 'package main\n\nimport _ "embed"\n\n//go:embed @PATH@\nvar s string\n\nfunc main() { println(s) }\n'),
+    ("go", 'package main\n\n/*\n#include "@PATH@"\n*/\nimport "C"\n\nfunc main() {}\n'),  # cgo (off: CGO_ENABLED=0)
 ]
 
 
