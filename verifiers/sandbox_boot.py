@@ -318,7 +318,7 @@ def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
     `keep`: (fd, number) pairs to hand to the program (the harness pipes; a test case's output files)."""
     try:
         uid = cfg["uid"]
-        if uid is not None:
+        if uid is not None and not cfg.get("owned"):  # (test cases: done once by `_run_cases`)
             os.chown(workdir, uid, uid)
             for name in os.listdir(workdir):
                 os.chown(os.path.join(workdir, name), uid, uid)
@@ -508,6 +508,11 @@ def _run_cases(cfg, workdir, protections, status_fd):
         _status(status_fd, cases_refused="no pid namespace")
         return
     _status(status_fd, protections=protections)
+    if cfg["uid"] is not None:  # the folder and its files handed to the program's uid once, for every case
+        os.chown(workdir, cfg["uid"], cfg["uid"])
+        for name in os.listdir(workdir):
+            os.chown(os.path.join(workdir, name), cfg["uid"], cfg["uid"])
+        cfg["owned"] = True
     cap = cfg["case_output_bytes"]
     for number, stdin_name in enumerate(cfg["cases"]):
         out, err = os.memfd_create("stdout"), os.memfd_create("stderr")
