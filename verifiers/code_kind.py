@@ -9,9 +9,10 @@ gold: the tests, in one of these formats
     - JSON list of stdin/stdout cases: `[{"input": "1 2\\n", "output": "3\\n"}, ...]`
     - JSON object `{"tests": [...same cases...]}` or the APPS/TACO style
       `{"inputs": ["1 2\\n", ...], "outputs": ["3\\n", ...]}`
-    - for another language: unit tests in that language (e.g. `assert(add(1, 2) == 3);` in C++, a `panic` in
-      Go), which become the body of `main` after the program (see `code_languages.source_files`); they
-      pass when that program exits cleanly after printing the nonce it reads on stdin
+    - for another language: unit tests in that language (e.g. `assert(add(1, 2) == 3);` in C++, `if f(1) != 2
+      { panic("...") }` in Go), judged outside the program (`verifiers/code_checks.py`): the program reports
+      what each top-level assertion's actual side computes, the expected sides are evaluated without the
+      solution, and the reports must match them one by one
     - otherwise: Python test code (e.g. `assert add(1, 2) == 3`), run once in a separate driver
       process against the solution loaded in the sandbox (`verifiers/sandbox_harness.py`); it
       passes only when the driver reports that the whole test code ran without an exception. How
@@ -43,11 +44,12 @@ import dataclasses
 import json
 import math
 import re
-import secrets
 from typing import Any, Callable
 
+from verifiers.code_checks import plan_checks, read_reports
 from verifiers.code_languages import (
-    MissingToolchain, check_language, compile_program, find_toolchain, language_of_tag, run_built, source_files)
+    Build, MissingToolchain, check_language, compile_program, expected_values, find_toolchain, language_of_tag,
+    run_built, source_files)
 from verifiers.sandbox import SandboxLimits, SandboxRun, run_python
 from verifiers.types import Verdict, VerifyResult
 
@@ -330,34 +332,76 @@ def _verify_asserts(code: str, asserts: str, limits: SandboxLimits, base: dict[s
 
 def _verify_compiled(language: str, code: str, tests: CodeTests, limits: SandboxLimits, compare: str,
                      tolerance: float, base: dict[str, Any]) -> VerifyResult:
-    """Another language than Python (verifiers/code_languages.py): build once in the sandbox (cached), then one
-    sandboxed run per stdin/stdout case, or one run of the program with the unit tests appended in `main`,
-    which passes when it exits cleanly after printing the nonce it reads on stdin."""
+    """Another language than Python (verifiers/code_languages.py): build once in the sandbox (cached), then run
+    the stdin/stdout cases in one sandbox setup with per-case limits; unit tests go to `_verify_checks`."""
     base = {**base, "gold_parsed": f"{tests.describe()} ({language})"}
+    if tests.asserts is not None:
+        return _verify_checks(language, code, tests.asserts, limits, base)
     try:
-        files, main = source_files(language, code, tests.asserts)
+        files, main = source_files(language, code)
         build = compile_program(language, files)
     except MissingToolchain as exc:
         return VerifyResult(Verdict.ERROR, detail=str(exc), **base)
     extra = {"language": language, "compile_seconds": round(build.seconds, 3), "build_cached": build.cached}
     if build.error is not None:
-        verdict = Verdict.ERROR if build.setup_error else Verdict.TIMEOUT if build.timed_out else Verdict.INCORRECT
-        return VerifyResult(verdict, detail=build.error, extra={**extra, "passed": 0, "total": len(tests.cases) or 1}, **base)
-    nonce = secrets.token_hex(16)
-    runs = [(stdin, expected) for stdin, expected in tests.cases] if tests.asserts is None else [(nonce + "\n", None)]
-    done = run_built(language, build, main, [stdin for stdin, _ in runs], limits)  # stops at the first failed run
-    for number, ((stdin, expected), run) in enumerate(zip(runs, done), start=1):
-        extra.update(passed=number - 1, total=len(runs), protections=run.protections)
+        return VerifyResult(_build_verdict(build), detail=build.error, extra={**extra, "passed": 0, "total": len(tests.cases)}, **base)
+    done = run_built(language, build, main, [stdin for stdin, _ in tests.cases], limits)  # stops at the first failed run
+    for number, ((_, expected), run) in enumerate(zip(tests.cases, done), start=1):
+        extra.update(passed=number - 1, total=len(tests.cases), protections=run.protections)
         if not run.ok:
             verdict, why = _failure(run)
-            return VerifyResult(verdict, detail=f"test {number}/{len(runs)}: {why}", extra=extra, **base)
-        if expected is None and (_lines(run.stdout)[-1:] != [nonce]):
-            why = "the unit tests did not finish (no pass line after them)"
-            return VerifyResult(Verdict.INCORRECT, detail=f"test 1/1: {why}", extra=extra, **base)
-        if expected is not None and not COMPARATORS[compare](run.stdout, expected, tolerance):
-            detail = f"test {number}/{len(runs)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
+            return VerifyResult(verdict, detail=f"test {number}/{len(tests.cases)}: {why}", extra=extra, **base)
+        if not COMPARATORS[compare](run.stdout, expected, tolerance):
+            detail = f"test {number}/{len(tests.cases)}: expected {expected[:80]!r}, got {run.stdout[:80]!r}"
             return VerifyResult(Verdict.INCORRECT, detail=detail, extra=extra, **base)
-    if len(done) < len(runs):  # never reached: a short list ends with a failed run; kept as a guard
-        return VerifyResult(Verdict.ERROR, detail=f"test {len(done) + 1}/{len(runs)}: not run", extra=extra, **base)
-    extra["passed"] = len(runs)
-    return VerifyResult(Verdict.CORRECT, detail=f"all {len(runs)} tests passed", extra=extra, **base)
+    if len(done) < len(tests.cases):  # never reached: a short list ends with a failed run; kept as a guard
+        return VerifyResult(Verdict.ERROR, detail=f"test {len(done) + 1}/{len(tests.cases)}: not run", extra=extra, **base)
+    extra["passed"] = len(tests.cases)
+    return VerifyResult(Verdict.CORRECT, detail=f"all {len(tests.cases)} tests passed", extra=extra, **base)
+
+
+def _build_verdict(build: Build) -> Verdict:
+    return Verdict.ERROR if build.setup_error else Verdict.TIMEOUT if build.timed_out else Verdict.INCORRECT
+
+
+def _verify_checks(language: str, code: str, asserts: str, limits: SandboxLimits, base: dict[str, Any]) -> VerifyResult:
+    """Unit tests in the program's language, judged outside it (`verifiers.code_checks`): the program reports the
+    value of each top-level check's actual side; CORRECT only when the reports are exactly one per check, in
+    order, each equal to the expected side's value, evaluated without the solution. Nothing the program can
+    print, read or skip stands for a pass."""
+    try:
+        plan = plan_checks(language, asserts)
+    except ValueError as exc:
+        return VerifyResult(Verdict.BAD_GOLD, detail=str(exc), **base)
+    total = len(plan.checks)
+    try:
+        expected, why = expected_values(plan, limits)
+        if expected is None:
+            return VerifyResult(Verdict.BAD_GOLD, detail=why, extra={"passed": 0, "total": total}, **base)
+        files, main = source_files(language, code, plan)
+        build = compile_program(language, files)
+    except MissingToolchain as exc:
+        return VerifyResult(Verdict.ERROR, detail=str(exc), **base)
+    extra = {"language": language, "compile_seconds": round(build.seconds, 3), "build_cached": build.cached,
+             "passed": 0, "total": total}
+    if build.error is not None:
+        return VerifyResult(_build_verdict(build), detail=build.error, extra=extra, **base)
+    run = run_built(language, build, main, [""], limits)[-1]
+    extra["protections"] = run.protections
+    reports = read_reports(run.stdout)
+    for number, check in enumerate(plan.checks):
+        got = reports[number] if number < len(reports) else None
+        if got != (number, expected[number]):
+            if not run.ok:
+                verdict, why = _failure(run)
+            elif got is None:
+                verdict, why = Verdict.INCORRECT, "not reported: the unit tests did not finish"
+            else:
+                verdict, why = Verdict.INCORRECT, f"got {got[1][:80]}" + (f" (report of check {got[0] + 1})" if got[0] != number else "")
+            return VerifyResult(verdict, detail=f"check {number + 1}/{total} ({check.text[:120]}): {why}", extra=extra, **base)
+        extra["passed"] = number + 1
+    if len(reports) > total or not run.ok:
+        why = _failure(run)[1] if not run.ok else f"{len(reports) - total} reports more than checks"
+        verdict = _failure(run)[0] if not run.ok else Verdict.INCORRECT
+        return VerifyResult(verdict, detail=f"after the checks: {why}", extra=extra, **base)
+    return VerifyResult(Verdict.CORRECT, detail=f"all {total} checks passed", extra=extra, **base)

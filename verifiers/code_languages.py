@@ -29,6 +29,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from verifiers.code_checks import CheckPlan, expected_files, program_files, read_reports
 from verifiers.sandbox import SandboxLimits, SandboxRun, run_cases, run_program
 
 BUILD_CACHE_MB = 256  # compiled programs kept per process (least recently used dropped first)
@@ -184,65 +185,18 @@ def _public_class(source: str) -> str | None:
     return public.group(1) if public else None
 
 
-def source_files(language: str, code: str, tests: str | None = None) -> tuple[dict[str, str], str]:
-    """({file name: text}, Java's main class or "") of a program, with the unit tests (code in the same
-    language) appended: the tests run in `main`, then print the line they read on stdin (the run's nonce)."""
-    if tests is None:
-        if language == "java":
-            main = java_main_class(code)
-            return {f"{_public_class(code) or main}.java": code}, main
-        return {LANGUAGES[language].source: code}, ""
-    return UNIT_TESTS[language](code, tests)
-
-
-def _c_family(code: str, tests: str, name: str) -> tuple[dict[str, str], str]:
-    text = (f"{code}\n\n#undef NDEBUG\n#include <assert.h>\n#include <stdio.h>\n"
-            f"int main(void) {{\n{tests}\n"
-            "    char rewardlab_nonce_[96] = {0};\n"
-            "    if (scanf(\"%95s\", rewardlab_nonce_) == 1) printf(\"%s\\n\", rewardlab_nonce_);\n"
-            "    return 0;\n}\n")
-    return {name: text}, ""
-
-
-def _java_tests(code: str, tests: str) -> tuple[dict[str, str], str]:
-    runner = ("public class RewardlabTests {\n    public static void main(String[] args) throws Exception {\n"
-              f"{tests}\n"
-              "        java.util.Scanner rewardlabIn = new java.util.Scanner(System.in);\n"
-              "        if (rewardlabIn.hasNext()) System.out.println(rewardlabIn.next());\n"
-              "        System.out.flush();\n    }\n}\n")
-    return {f"{_public_class(code) or 'Solution'}.java": code, "RewardlabTests.java": runner}, "RewardlabTests"
-
-
-def _js_tests(code: str, tests: str) -> tuple[dict[str, str], str]:
-    text = (f"{code}\n;{{\nconst assert = require('assert');\n{tests}\n}}\n"
-            "process.stdout.write(require('fs').readFileSync(0, 'utf8').trim() + '\\n');\n")
-    return {"main.js": text}, ""
-
-
-def _rust_tests(code: str, tests: str) -> tuple[dict[str, str], str]:
-    text = (f"{code}\n\nfn main() {{\n{tests}\n"
-            "    let mut rewardlab_nonce = String::new();\n"
-            "    std::io::stdin().read_line(&mut rewardlab_nonce).unwrap();\n"
-            "    println!(\"{}\", rewardlab_nonce.trim());\n}\n")
-    return {"main.rs": text}, ""
-
-
-def _go_tests(code: str, tests: str) -> tuple[dict[str, str], str]:
-    runner = ("package main\n\nimport (\n\t\"bufio\"\n\t\"fmt\"\n\t\"os\"\n\t\"strings\"\n)\n\n"
-              f"func main() {{\n{tests}\n"
-              "\trewardlabNonce, _ := bufio.NewReader(os.Stdin).ReadString('\\n')\n"
-              "\tfmt.Println(strings.TrimSpace(rewardlabNonce))\n}\n")
-    return {"main.go": code, "rewardlab_tests.go": runner}, ""
-
-
-UNIT_TESTS = {
-    "cpp": lambda code, tests: _c_family(code, tests, "main.cpp"),
-    "c": lambda code, tests: _c_family(code, tests, "main.c"),
-    "java": _java_tests,
-    "javascript": _js_tests,
-    "rust": _rust_tests,
-    "go": _go_tests,
-}
+def source_files(language: str, code: str, plan: CheckPlan | None = None) -> tuple[dict[str, str], str]:
+    """({file name: text}, Java's main class or "") of a program; with the unit tests' `plan`
+    (`verifiers.code_checks`), the program under test: the solution, the serialiser and the test body, whose
+    checks report the values they compute (the expected sides are never in it)."""
+    java_class = ""
+    if language == "java":
+        java_class = _public_class(code) or (java_main_class(code) if plan is None else "Solution")
+    if plan is not None:
+        return program_files(plan, code, java_class)
+    if language == "java":
+        return {f"{java_class}.java": code}, java_main_class(code)
+    return {LANGUAGES[language].source: code}, ""
 
 
 # ------------------------------------------------------------------------------------------------ build and run
@@ -367,3 +321,38 @@ def run_built(language: str, build: Build, main: str, stdins: list[str], limits:
     executable = [name for name in build.files if name in ("main",)]
     return run_cases(argv, stdins, run_limits(lang, limits), binary_files=build.files, exec_files=executable,
                      env=lang.env, expose=list(toolchain.expose))
+
+
+_expected: OrderedDict[str, dict[int, str]] = OrderedDict()
+
+
+def expected_values(plan: CheckPlan, limits: SandboxLimits) -> tuple[dict[int, str] | None, str]:
+    """({check: expected value text}, "") of the unit tests' checks, or (None, why the expected sides cannot
+    be evaluated apart). The values the verifier does not know are reported by the expected-value program
+    (`code_checks.expected_files`: no code of the solution), built and run in a sandbox of their own; the
+    values are cached with the build."""
+    values = dict(plan.known)
+    if not plan.unknown():
+        return values, ""
+    language = plan.language
+    files, main = expected_files(plan)
+    key = build_key(language, files, find_toolchain(language))
+    with _cache_lock:
+        if key in _expected:
+            _expected.move_to_end(key)
+            return {**values, **_expected[key]}, ""
+    build = compile_program(language, files)
+    if build.error is not None:
+        return None, (f"the expected side of a check does not build without the solution (it must be a value of the "
+                      f"language or its standard library, e.g. a literal): {build.error}")
+    run = run_built(language, build, main, [""], limits)[-1]
+    reports = read_reports(run.stdout)
+    if not run.ok or [i for i, _ in reports] != plan.unknown():
+        why = f"exit code {run.returncode}, signal {run.signal}" if not run.ok else "it reported other checks"
+        return None, f"the expected sides of the checks did not evaluate ({why}): {run.stderr.strip()[:300]}"
+    found = dict(reports)
+    with _cache_lock:
+        _expected[key] = found
+        while len(_expected) > 4096:
+            _expected.popitem(last=False)
+    return {**values, **found}, ""

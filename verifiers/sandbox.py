@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,7 @@ HARNESS = Path(__file__).with_name("sandbox_harness.py")
 NOBODY = 65534
 # Without root: isolate in an unprivileged user namespace (where the kernel allows them), else fall back.
 USER_NAMESPACES = True
+SPARE_BOOT = True  # keep one boot process started ahead: its start-up is off the next run's path
 _log = logging.getLogger(__name__)
 _warned: set[str] = set()  # each sandbox warning is logged once per process
 _userns_refused: str | None = None  # why user namespaces, though created, could not be set up here (then: fallback)
@@ -263,9 +265,8 @@ def _case_run(event: dict, whole: SandboxRun, limits: SandboxLimits) -> SandboxR
 def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None, program: dict | None = None) -> SandboxRun:
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
-    status_r, status_w = os.pipe()
+    proc, status_r, status_w = _take_boot()
     nonce = secrets.token_hex(16)
-    proc = None
     try:
         files = {"solution.py": source, "input.txt": stdin}
         if tests is not None:
@@ -306,16 +307,7 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None,
             _log.warning("code sandbox: %s; the program may call unshare, mount, ptrace, keyctl, bpf, perf_event_open, "
                          "userfaultfd, ... (install it with scripts/install.sh)", seccomp_filter()[1])
         start = time.monotonic()
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(BOOT), str(status_w), str(os.getpid())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(status_w,),
-            start_new_session=True,
-            env=_env(),  # never the caller's: the driver runs (client-sent) test code in boot's environment
-        )
-        os.close(status_w)
+        os.close(status_w)  # boot holds its own copy
         status_w = -1
         try:  # the configuration goes through a pipe: it never shows in a command line
             proc.stdin.write(json.dumps(cfg).encode())
@@ -335,6 +327,54 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None,
             proc.kill()
             proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+_spare: dict[str, tuple] = {}  # one boot process started ahead (per process that uses the sandbox)
+_spare_lock = threading.Lock()
+
+
+def _start_boot() -> tuple[subprocess.Popen, int, int]:
+    """A boot process, started and waiting for its configuration on stdin (Python's start-up and imports done
+    while the caller does other work)."""
+    status_r, status_w = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(BOOT), str(status_w), str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pass_fds=(status_w,),
+        start_new_session=True,
+        env=_env(),  # never the caller's: the driver runs (client-sent) test code in boot's environment
+    )
+    return proc, status_r, status_w
+
+
+def _take_boot() -> tuple[subprocess.Popen, int, int]:
+    """The spare boot process when one is ready (else a new one), and a new spare started for the next run.
+    A spare holds nothing of any item: its configuration, files and limits come when it is taken."""
+    with _spare_lock:
+        spare = _spare.pop(str(os.getpid()), None)
+        _spare.clear()  # a spare inherited from a parent process (fork) is not ours to use
+        if spare is None or spare[0].poll() is not None:
+            if spare is not None:
+                _drop_boot(spare)
+            spare = _start_boot()
+        # only the main thread starts one: boot's parent-death signal fires when the thread that started it ends
+        if SPARE_BOOT and threading.current_thread() is threading.main_thread():
+            _spare[str(os.getpid())] = _start_boot()
+    return spare
+
+
+def _drop_boot(boot: tuple) -> None:
+    proc, status_r, status_w = boot
+    for fd in (status_r, status_w):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
 
 
 def _collect(proc: subprocess.Popen, status_r: int, limits: SandboxLimits, start: float) -> SandboxRun:

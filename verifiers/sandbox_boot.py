@@ -32,6 +32,7 @@ import ctypes
 import json
 import os
 import resource
+import select
 import signal
 import site  # imported here, before any mount: the driver's own modules never come from the sandbox's view
 import stat
@@ -317,7 +318,7 @@ def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
     `keep`: (fd, number) pairs to hand to the program (the harness pipes; a test case's output files)."""
     try:
         uid = cfg["uid"]
-        if uid is not None:
+        if uid is not None and not cfg.get("owned"):  # (test cases: done once by `_run_cases`)
             os.chown(workdir, uid, uid)
             for name in os.listdir(workdir):
                 os.chown(os.path.join(workdir, name), uid, uid)
@@ -507,6 +508,11 @@ def _run_cases(cfg, workdir, protections, status_fd):
         _status(status_fd, cases_refused="no pid namespace")
         return
     _status(status_fd, protections=protections)
+    if cfg["uid"] is not None:  # the folder and its files handed to the program's uid once, for every case
+        os.chown(workdir, cfg["uid"], cfg["uid"])
+        for name in os.listdir(workdir):
+            os.chown(os.path.join(workdir, name), cfg["uid"], cfg["uid"])
+        cfg["owned"] = True
     cap = cfg["case_output_bytes"]
     for number, stdin_name in enumerate(cfg["cases"]):
         out, err = os.memfd_create("stdout"), os.memfd_create("stderr")
@@ -515,6 +521,7 @@ def _run_cases(cfg, workdir, protections, status_fd):
         if program == 0:
             _program(cfg, workdir, status_fd, keep=((out, 1), (err, 2)), stdin_name=stdin_name)
         timed_out, deadline = False, start + cfg["case_wall_seconds"]
+        ended = _pidfd(program)  # woken when the case ends (no polling interval on the case's path)
         while True:
             pid, status, usage = os.wait4(program, os.WNOHANG)
             if pid:
@@ -524,7 +531,12 @@ def _run_cases(cfg, workdir, protections, status_fd):
                 os.kill(program, signal.SIGKILL)
                 _, status, usage = os.wait4(program, 0)
                 break
-            time.sleep(0.002)
+            if ended is not None:
+                select.select([ended], [], [], max(0.0, deadline - time.monotonic()))
+            else:
+                time.sleep(0.002)
+        if ended is not None:
+            os.close(ended)
         event = {"case": number, "wall": round(time.monotonic() - start, 4), "timed_out": timed_out, **_ended(status, usage)}
         try:
             os.kill(-1, signal.SIGKILL)  # whatever the case left behind (only this pid namespace's processes)
@@ -543,6 +555,14 @@ def _run_cases(cfg, workdir, protections, status_fd):
         if timed_out or event.get("exit") != 0:
             break
     _status(status_fd, exit=0, cpu=0)
+
+
+def _pidfd(pid):
+    """A descriptor that becomes readable when `pid` ends (Linux >= 5.3), or None."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def _collect_outputs(dir_fd, patterns, cap):

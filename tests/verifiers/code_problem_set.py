@@ -106,7 +106,7 @@ LANGS: dict[str, dict] = {
             "mean_scaled": 's := 0.0; for _, x := range a { s += float64(x) }; fmt.Printf("@PRE@%.6f\\n", s/float64(n)*@K@)',
         },
         slow="for {\n\t}", crash='if len(os.Args) > 0 {\n\t\tpanic("crash")\n\t}',
-        unit="package main\n\nfunc f(a, b int64) int64 {\n\t@SLOW@\n\t@CRASH@\n\treturn a*@K@ + b\n}\n",
+        unit="package main\n\nimport \"os\"\n\nvar _ = os.Args\n\nfunc f(a, b int64) int64 {\n\t@SLOW@\n\t@CRASH@\n\treturn a*@K@ + b\n}\n",
         test='\tif f(@A@, @B@) != @R@ {\n\t\tpanic("f(@A@, @B@) != @R@")\n\t}'),
 }
 TEMPLATES = ("sum_plus", "max_times", "count_greater", "shift_reverse", "mean_scaled", "unit")

@@ -172,6 +172,9 @@ INCLUDE_ATTACKS = [
     ("c", '#include "@PATH@"\nint main(void) { return 0; }\n'),
     ("cpp", 'const char *s =\n#include "@PATH@"\n;\nint main() { return 0; }\n'),
     ("rust", 'const S: &str = include_str!("@PATH@");\nfn main() { println!("{}", S); }\n'),
+    ("rust", '#[path = "@PATH@"]\nmod m;\nfn main() {}\n'),  # a host file as a module
+    ("go", 'package main\n\nimport _ "embed"\n\n//go:embed @PATH@\nvar s string\n\nfunc main() { println(s) }\n'),
+    ("go", 'package main\n\n/*\n#include "@PATH@"\n*/\nimport "C"\n\nfunc main() {}\n'),  # cgo (off: CGO_ENABLED=0)
 ]
 
 
@@ -349,6 +352,119 @@ def test_unit_tests_cannot_pass_by_exiting_early():
     code = "#include <stdlib.h>\n__attribute__((constructor)) static void quit(void) { exit(0); }\nint add(int a, int b) { return a - b; }\n"
     result = verify_code(fenced("c", code), "assert(add(1, 2) == 3);", language="c")
     assert result.verdict == Verdict.INCORRECT and "did not finish" in result.detail
+
+
+# The pass of unit tests in a compiled language (and JavaScript), attacked by the program under test. Every
+# attack below has a wrong `f` (a * K + b + 1); the tests expect f(a, b) = a * K + b. Old design: the tests ran
+# in the program's process and passed on a line that echoed the nonce read from stdin.
+UNIT_F = {
+    "c": "long long f(long long a, long long b) { return a * 5 + b + 1; }\n",
+    "cpp": "long long f(long long a, long long b) { return a * 5 + b + 1; }\n",
+    "java": "public class Solution {\n    static long f(long a, long b) { return a * 5 + b + 1; }\n@EXTRA@\n}\n",
+    "javascript": "function f(a, b) { return a * 5 + b + 1; }\n",
+    "rust": "fn f(a: i64, b: i64) -> i64 { a * 5 + b + 1 }\n",
+    "go": "package main\n\nimport (\n\t\"bufio\"\n\t\"fmt\"\n\t\"os\"\n)\n\nvar _ = bufio.NewReader\nvar _ = fmt.Print\n"
+          "var _ = os.Exit\n\nfunc f(a, b int64) int64 { return a*5 + b + 1 }\n",
+}
+# print a report-looking line, echo whatever stdin holds (the old nonce) and exit 0 before the tests: from the
+# language's code that runs first (a constructor, a static initialiser, init(), top-level code, .init_array)
+ECHO_AND_EXIT = {
+    "c": ("#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void forge(void) {\n"
+          "    char b[128] = {0};\n    printf(\"#rewardlab-check 0 1\\n\");\n"
+          "    if (scanf(\"%127s\", b) == 1) printf(\"%s\\n\", b);\n    fflush(stdout);\n    _exit(0);\n}\n"),
+    "cpp": ("#include <cstdio>\n#include <iostream>\n#include <string>\n#include <unistd.h>\nstruct Forge { Forge() {\n"
+            "    std::cout << \"#rewardlab-check 0 1\" << std::endl;\n"
+            "    std::string s; std::getline(std::cin, s); std::cout << s << std::endl; _exit(0);\n} } forge_;\n"),
+    "java": ("    static { System.out.println(\"#rewardlab-check 0 true\");\n"
+             "        java.util.Scanner in = new java.util.Scanner(System.in);\n"
+             "        if (in.hasNext()) System.out.println(in.next());\n        System.out.flush(); System.exit(0); }\n"),
+    "javascript": ("process.stdout.write('#rewardlab-check 0 true\\n' + require('fs').readFileSync(0, 'utf8'));\n"
+                   "process.exit(0);\n"),
+    "rust": ("extern \"C\" fn forge() {\n    use std::io::Write;\n    let mut s = String::new();\n"
+             "    let _ = std::io::stdin().read_line(&mut s);\n    print!(\"#rewardlab-check 0 true\\n{}\\n\", s.trim());\n"
+             "    let _ = std::io::stdout().flush();\n    std::process::exit(0);\n}\n"
+             "#[used]\n#[link_section = \".init_array\"]\nstatic FORGE: extern \"C\" fn() = forge;\n"),
+    "go": ("func init() {\n\tfmt.Println(\"#rewardlab-check 0 true\")\n\tline, _ := bufio.NewReader(os.Stdin).ReadString('\\n')\n"
+           "\tfmt.Println(line)\n\tos.Exit(0)\n}\n"),
+}
+# make a failed assertion harmless: the language's assertion machinery replaced by the program's own
+NEUTRALISE_ASSERT = {
+    "c": "void __assert_fail(const char *a, const char *b, unsigned c, const char *d) { (void)a; (void)b; (void)c; (void)d; }\n",
+    "cpp": ("extern \"C\" void __assert_fail(const char *, const char *, unsigned, const char *) noexcept {}\n"
+            "#define assert(x) ((void)0)\n"),
+    "java": "    static { ClassLoader.getSystemClassLoader().setDefaultAssertionStatus(false); }\n",
+    "javascript": ("const rlAssert = require('assert');\nrlAssert.strictEqual = () => {};\nrlAssert.deepStrictEqual = () => {};\n"),
+    "rust": "macro_rules! assert_eq { ($($t:tt)*) => {}; }\n",
+    "go": "func panic(v interface{}) {}\n",
+}
+UNIT_GOLD = {
+    "c": "    assert(f(2, 3) == 13);\n    assert(f(-1, 4) == -1);", "cpp": "    assert(f(2, 3) == 13);\n    assert(f(-1, 4) == -1);",
+    "java": "        assert Solution.f(2, 3) == 13L;\n        assert Solution.f(-1, 4) == -1L;",
+    "javascript": "assert.strictEqual(f(2, 3), 13);\nassert.strictEqual(f(-1, 4), -1);",
+    "rust": "    assert_eq!(f(2, 3), 13);\n    assert_eq!(f(-1, 4), -1);",
+    "go": "\tif f(2, 3) != 13 {\n\t\tpanic(\"f(2, 3)\")\n\t}\n\tif f(-1, 4) != -1 {\n\t\tpanic(\"f(-1, 4)\")\n\t}",
+}
+
+
+def _unit_program(language: str, attack: str) -> str:
+    if language == "java":
+        return UNIT_F["java"].replace("@EXTRA@", attack)
+    if language == "go":
+        return UNIT_F["go"] + attack
+    return attack + UNIT_F[language] if language in ("c", "cpp") else UNIT_F[language] + attack
+
+
+@pytest.mark.parametrize("language", [lang_param(x) for x in COMPILED])
+@pytest.mark.parametrize("attack", ["echo_and_exit", "neutralise_assert"])
+def test_unit_tests_cannot_be_forged_by_the_program(language, attack):
+    needs(language)
+    honest = _unit_program(language, "").replace("+ 1", "")
+    assert verify_code(fenced(language, honest), UNIT_GOLD[language], language=language, **LIMITS).correct
+    code = _unit_program(language, (ECHO_AND_EXIT if attack == "echo_and_exit" else NEUTRALISE_ASSERT)[language])
+    result = verify_code(fenced(language, code), UNIT_GOLD[language], language=language, **LIMITS)
+    assert result.verdict in (Verdict.INCORRECT, Verdict.TIMEOUT), (result.verdict, result.detail)
+    assert result.extra.get("passed", 0) < 2
+
+
+@pytest.mark.parametrize("language", [lang_param(x) for x in COMPILED])
+def test_expected_values_never_enter_the_program_under_test(language, monkeypatch):
+    # what the program could read (its sources, its binary, its stdin) never holds an expected value: a
+    # distinctive one is looked for in everything the sandbox is given
+    needs(language)
+    seen: list[bytes] = []
+    real = code_languages.run_program
+
+    def spy(argv, files, stdin="", limits=None, **program):
+        seen.append(repr((argv, files, stdin, program.get("binary_files"))).encode())
+        return real(argv, files, stdin, limits, **program)
+
+    monkeypatch.setattr(code_languages, "run_program", spy)
+    monkeypatch.setattr(code_languages, "run_cases", lambda argv, stdins, limits=None, **program: (
+        seen.append(repr((argv, stdins, program)).encode()) or code_languages.__dict__["_real_run_cases"](argv, stdins, limits, **program)))
+    monkeypatch.setitem(code_languages.__dict__, "_real_run_cases", __import__("verifiers.sandbox", fromlist=["x"]).run_cases)
+    code_languages.clear_build_cache()
+    secret = 918273645  # f(2, 918273635) with f = a * 5 + b
+    gold = UNIT_GOLD[language].replace("13", str(secret)).replace("f(2, 3)", "f(2, 918273635)")
+    result = verify_code(fenced(language, _unit_program(language, "")), gold, language=language, **LIMITS)
+    assert result.verdict == Verdict.INCORRECT and "check 1/2" in result.detail
+    program_runs = [blob for blob in seen if b"rewardlab-check" not in blob or b"918273635" in blob]
+    assert program_runs and not any(str(secret).encode() in blob for blob in program_runs)
+
+
+def test_unit_test_checks_report_what_failed_and_refuse_what_cannot_be_judged_apart():
+    needs("cpp")
+    wrong = verify_code(fenced("cpp", UNIT_F["cpp"]), UNIT_GOLD["cpp"], language="cpp", **LIMITS)
+    assert wrong.verdict == Verdict.INCORRECT and wrong.detail.startswith("check 1/2 (assert(f(2, 3) == 13);): got 14")
+    # an expected side that needs the solution cannot be evaluated without it: bad gold, naming the fix
+    needs_solution = verify_code(fenced("cpp", UNIT_F["cpp"]), "assert(f(2, 3) == f(1, 1) + 7);", language="cpp", **LIMITS)
+    assert needs_solution.verdict == Verdict.BAD_GOLD and "without the solution" in needs_solution.detail
+    none = verify_code(fenced("cpp", UNIT_F["cpp"]), "f(1, 2);", language="cpp", **LIMITS)
+    assert none.verdict == Verdict.BAD_GOLD and "no top-level assertion" in none.detail
+    # containers and strings through the expected-value program; a condition reports one bit
+    code = "#include <string>\n#include <vector>\nstd::vector<int> v() { return {1, 2}; }\nstd::string s() { return \"a\\nb\"; }\n"
+    gold = 'assert(v() == std::vector<int>{1, 2});\nassert(s() == "a\\nb");\nassert(v().size() == 2u);\nassert(!v().empty());'
+    assert verify_code(fenced("cpp", code), gold, language="cpp", **LIMITS).correct
+    assert not verify_code(fenced("cpp", code), gold.replace("{1, 2}", "{2, 1}"), language="cpp", **LIMITS).correct
 
 
 def test_reward_spec_and_verify_accept_the_language_option():

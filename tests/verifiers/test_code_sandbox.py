@@ -814,3 +814,22 @@ def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once(refus
     assert out["stdout"] == ["cba\n", "cba\n"]
     assert "user-namespace" not in out["protections"] and "rlimits" in out["protections"], out
     assert len(out["warnings"]) == 1 and why in out["warnings"][0], out  # loudly, once
+
+
+def test_a_boot_started_ahead_serves_the_next_run_and_never_dies_with_a_thread():
+    # the spare boot process waits for its configuration; boot's parent-death signal fires when the *thread*
+    # that started it ends, so only the main thread starts one (a worker thread's spare would be found dead)
+    from verifiers import sandbox
+
+    assert run_python("print(1)").stdout == "1\n"
+    spare = sandbox._spare.get(str(os.getpid()))
+    assert spare is not None and spare[0].poll() is None
+    out: list = []
+    worker = threading.Thread(target=lambda: out.append(run_python("print(2)")))
+    worker.start()
+    worker.join()
+    assert out[0].ok and out[0].stdout == "2\n", out[0]
+    assert str(os.getpid()) not in sandbox._spare  # taken by the thread, none started there
+    time.sleep(0.2)
+    for n in range(3):
+        assert run_python(f"print({n})").stdout == f"{n}\n"
