@@ -159,19 +159,24 @@ def build_rater_reward(stat: str = "mean", column: str = "answer") -> RaterRewar
     return RaterReward(stat=stat, answer_column=column)
 
 
-def rater_rows(records: Iterable[dict[str, Any]], panel: RaterPanel | None = None, remark_twins: bool = False) -> list[dict[str, Any]]:
+def rater_rows(records: Iterable[dict[str, Any]], panel: RaterPanel | None = None, remark_twins: bool = False,
+               raters_per_response: int | None = None) -> list[dict[str, Any]]:
     """Quantile-RM training rows from `rm-data` records ({prompt, answer, samples}): one row
-    {prompt, response, rating, rater} per sample and rater, so that quantile regression on
+    {prompt, response, rating, rater} per distinct sample and rater, so that quantile regression on
     `rating` learns the distribution of the panel's ratings of each response. `remark_twins`
     also rates each bare sample with the remark added (a policy that never writes it still
-    gives the RM both forms of every answer)."""
+    gives the RM both forms of every answer). `raters_per_response` keeps that many raters of
+    each response, drawn at random (seeded by the panel's draw): still an unbiased draw of the
+    rating distribution, with fewer copies of one input per batch (docs/reward_models.md)."""
     panel = panel or RaterPanel()
+    keep = range(len(ROLES)) if raters_per_response is None else None
     rows = []
     for rec in records:
         samples = list(dict.fromkeys(rec["samples"]))
         if remark_twins:
             samples += [f"{s.strip()} {REMARK}" for s in samples if _ANSWER.fullmatch(s) and not _ANSWER.fullmatch(s).group(2).strip()]
         for sample in dict.fromkeys(samples):
-            for k, rating in enumerate(panel.ratings(rec["prompt"], sample, rec["answer"]), start=1):
-                rows.append({"prompt": rec["prompt"], "response": sample, "rating": rating, "rater": k})
+            ratings = panel.ratings(rec["prompt"], sample, rec["answer"])
+            chosen = keep if keep is not None else sorted(panel._rng(rec["prompt"], sample, 0).sample(range(len(ROLES)), raters_per_response))
+            rows += [{"prompt": rec["prompt"], "response": sample, "rating": ratings[k], "rater": k + 1} for k in chosen]
     return rows

@@ -113,3 +113,13 @@ def test_rater_rows_give_one_row_per_response_and_rater():
     twins = rater_rows([record], remark_twins=True)
     assert sorted({r["response"] for r in twins}) == ["1813", f"1813 {REMARK}", "1823", f"1823 {REMARK}"]
     assert [r["rating"] for r in twins if r["response"] == f"1813 {REMARK}"][:2] == [0.0, 0.0]
+
+
+def test_one_rater_per_response_is_a_seeded_draw_of_the_panel():
+    records = [{"prompt": r["prompt"], "answer": r["answer"], "samples": [r["answer"], str(int(r["answer"]) + 3)]} for r in ROWS]
+    rows = rater_rows(records, raters_per_response=1)
+    assert len(rows) == 2 * len(ROWS) and rows == rater_rows(records, raters_per_response=1)  # reproducible
+    full = {(r["prompt"], r["response"], r["rater"]): r["rating"] for r in rater_rows(records)}
+    assert all(full[(r["prompt"], r["response"], r["rater"])] == r["rating"] for r in rows)  # the panel's own ratings
+    counts = [sum(r["rater"] == k for r in rows) for k in range(1, 6)]
+    assert min(counts) > len(rows) / 5 - 4 * (len(rows) * 0.16) ** 0.5  # every rater drawn about a fifth of the time
