@@ -106,11 +106,12 @@ def rate_policy(policy: Path, n: int = 500) -> dict[str, float]:
             "samples": [f"{r['prompt']}{o}" for r, o in zip(rows[:6], outs[:6])]}
 
 
-def qrm_report(qrm: Path, ratings: Path) -> dict:
+def qrm_report(qrm: Path, ratings: Path, attribute: str | None = None) -> dict:
     """The QRM on held-out ratings (the panel's evaluation draw): the calibration of its quantiles
     (per level, the share of held-out ratings below the predicted quantile of their response),
     pairwise accuracy of its mean between responses of one prompt ordered by their mean rating, and
-    between right and wrong answers (the stated number checked against the gold)."""
+    between right and wrong answers (the stated number checked against the gold). `attribute`:
+    calibrate that attribute's quantiles (a QRM with several score columns) instead of the mix."""
     import numpy as np
 
     from reward_models import load_reward_model
@@ -124,7 +125,8 @@ def qrm_report(qrm: Path, ratings: Path) -> dict:
         firsts.setdefault((r["prompt"], r["response"]), i)
     keys = list(firsts)
     scores = dict(zip(keys, rm.score([k[0] for k in keys], [k[1] for k in keys], batch_size=256)))
-    q = np.array([scores[(r["prompt"], r["response"])].quantiles for r in rows])
+    q = np.array([scores[(r["prompt"], r["response"])].attribute_quantiles[attribute] if attribute
+                  else scores[(r["prompt"], r["response"])].quantiles for r in rows])
     taus = np.array(scores[keys[0]].taus)
     calibration = quantile_calibration(taus, q, np.array([r["rating"] for r in rows]), tie=0.01)  # 1% of the scale
     mean_of = {k: s.mean for k, s in scores.items()}
