@@ -1,37 +1,31 @@
 """Benchmark: the quantile RM's risk claim where raters disagree - mean vs CVaR utility over seeds.
 
-    python bench/risk_averse_qrm.py --seeds 0,1,2                  # about 12 minutes per seed on 2 cores
-    python bench/risk_averse_qrm.py --seeds 0,1,2 --parallel 2 --out-dir runs/bench-risk
-    python bench/risk_averse_qrm.py --init-from-bt runs/bench-learned-bt --rank-coef 0 --rm-steps 500 --rm-lr 5e-4 \
-        --data-from runs/bench-risk --out-dir runs/bench-risk-bt    # QRM from a BT RM that reads correctness
-    python bench/risk_averse_qrm.py --data-from runs/bench-risk-bt --qrm-from runs/bench-risk-bt --beside raters:correct \
-        --out-dir runs/bench-risk-beside                              # those QRMs beside a rule check of the number
-    python bench/risk_averse_qrm.py --data-from runs/bench-risk --init-from-bt runs/bench-learned-bt --rank-coef 0 \
-        --rm-steps 1500 --rm-lr 5e-4 --beside raters:correct --parallel 2 --out-dir runs/bench-risk-beside-1500
-                                           # QRMs trained 3x longer, beside the check: the claim holds on every seed
+    python bench/risk_averse_qrm.py --seeds 0 --rl-steps 100        # one dev seed, small
+    python bench/risk_averse_qrm.py --seeds 3,4,5 --parallel 2 --out-dir runs/bench-risk   # the report seeds
 
 The task is the default 3-digit sums, rated by `rewards.raters.RaterPanel`: five simulated raters
-who agree on bare answers and disagree on answers followed by a check (`1823 (966+857)`), which
-four rate above a bare answer and the fifth at the floor. Per seed (RM data, RM and RL seeded):
+who floor wrong answers in different ways and disagree on the unchecked remark `1823 (checked)`
+(docs/reward_models.md, "A rater panel with a real disagreement"). Per seed (RM data, RM and RL
+seeded):
 
   1. (once, seed-independent) warm start: `rewardlab sft` from the project's default policy on a
-     mix of bare answers and answers with a check (3 in 4 bare), so it writes both kinds;
+     mix of bare answers and answers with the remark (3 in 4 bare), so it writes both kinds;
   2. `rewardlab rm-data` samples its answers on the task's reward-model prompt pool (disjoint from
-     RL's prompts and held-out set), and each sample gets one row per rater (`rewards.raters.rater_rows`);
-  3. `rewardlab train-rm --kind qrm` on the policy's backbone: quantile regression on the ratings,
-     so its quantiles are the panel's rating distribution, with the default ranking term between
-     responses of one prompt (rows of one response with different ratings have equal scores, so
-     ranking them moves nothing; without the term the RM reached pairwise 0.68 in 800 steps and RL
-     against it lost accuracy);
-  4. `rewardlab rl` with the QRM alone, utility `mean` and utility `cvar=0.2` (the mean of the
-     lowest fifth of the rating distribution: the strict rater's share), 200 steps each;
-  5. greedy answers of the warm start and of both policies on RL's 500 held-out prompts, rated by
-     the panel: the extremely negative share (any rater at the floor), gold accuracy (the stated
-     number right), the mean rating and the share of answers with a check.
+     RL's prompts and held-out set); every sample, and its twin with the remark added or taken
+     away, gets one row per rater from the panel's training draw (`rewards.raters.rater_rows`);
+  3. `rewardlab train-rm --kind qrm` on the policy's backbone: quantile regression on the ratings
+     plus the ranking term between responses of one prompt by their mean rating (soft labels);
+  4. `rewardlab rl` per arm (`ARMS`): the rule check of the stated number alone, the QRM's mean,
+     its CVaR at two levels, the QRM's mean and CVaR beside the rule check, and the oracle (the
+     panel's own lowest rating of the training draw: the true CVaR at 1/5), 200 steps each;
+  5. greedy answers of the warm start and of every policy on RL's 500 held-out prompts, rated by
+     the panel's *evaluation* draw (another draw of the noise and of the re-checks than training's):
+     the extremely negative share (any rater at the floor) and each rater's, gold accuracy by the
+     verifier (`verifier:math`, never a term of a reward), the mean rating and the remark share.
 
-Prints mean +- standard deviation [worst, best] over seeds, and whether the target holds (the CVaR
-policy's extremely negative share at most half the mean policy's, gold accuracy within 3 points).
-Not a test; not run in CI.
+Prints mean +- standard deviation [worst, best] over seeds and whether the target holds (CVaR's
+extremely negative share at most half the mean's and the rule check's, gold within 2 points of the
+best baseline). Not a test; not run in CI.
 """
 
 from __future__ import annotations
@@ -49,8 +43,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-UTILITIES = {"mean": "mean", "cvar": "cvar=0.2"}
-MAX_NEW_TOKENS = 16  # `1823 (966+857)` and EOS
+# arm -> reward ({qrm}: the seed's QRM); the oracle reads the panel's training draw itself
+ARMS = {"rule": "raters:correct", "mean": "qrm:{qrm}:mean", "cvar": "qrm:{qrm}:cvar=0.2", "cvar-0.4": "qrm:{qrm}:cvar=0.4",
+        "mean+rule": "qrm:{qrm}:mean+raters:correct", "cvar+rule": "qrm:{qrm}:cvar=0.2+raters:correct", "oracle": "raters:min"}
+from rewards.raters import REMARK  # noqa: E402
+
+MAX_NEW_TOKENS = 16  # `1823 (checked)` and EOS
 
 
 def sh(cmd: list[str], log: Path) -> None:
@@ -63,7 +61,7 @@ def sh(cmd: list[str], log: Path) -> None:
 
 
 def warm_start(out: Path, steps: int) -> Path:
-    """SFT from the default policy on bare answers and answers with a check (1 in 4)."""
+    """SFT from the default policy on bare answers and answers with the remark (1 in 4)."""
     from training.policy import default_policy_path
     from verifiers.tasks import ArithmeticTask
 
@@ -75,7 +73,7 @@ def warm_start(out: Path, steps: int) -> Path:
     rows = ArithmeticTask().sample(20000, seed=0, split="train")
     mix = out / "warm" / "mix.jsonl"
     mix.write_text("".join(json.dumps({"prompt": r["prompt"], "answer": r["answer"],
-                                       "completion": r["answer"] + (f" ({r['expression']})" if rng.random() < 0.25 else "")}) + "\n"
+                                       "completion": r["answer"] + (f" {REMARK}" if rng.random() < 0.25 else "")}) + "\n"
                            for r in rows))
     sh(["rewardlab", "sft", "--model", str(default_policy_path()), "--data", str(mix), "--answer-column", "completion",
         "--steps", str(steps), "--lr", "1e-3", "--max-new-tokens", str(MAX_NEW_TOKENS), "--seed", "0",
@@ -84,10 +82,11 @@ def warm_start(out: Path, steps: int) -> Path:
 
 
 def rate_policy(policy: Path, n: int = 500) -> dict[str, float]:
-    """Greedy answers on RL's held-out prompts, rated by the panel."""
+    """Greedy answers on RL's held-out prompts, rated by the panel's evaluation draw; gold by the verifier."""
     import torch
 
-    from rewards.raters import RaterPanel
+    from rewards import build_reward
+    from rewards.raters import EVAL_DRAW, ROLES, RaterPanel
     from training.data import load_prompt_rows
     from training.policy import load_policy
     from training.rollout import generate
@@ -96,19 +95,55 @@ def rate_policy(policy: Path, n: int = 500) -> dict[str, float]:
     rows = load_prompt_rows("arithmetic", split="test", limit=n, seed=0)
     model, tok = load_policy(str(policy))
     outs = [o[0] for o in generate(model, tok, [r["prompt"] for r in rows], max_new_tokens=MAX_NEW_TOKENS, temperature=0)]
-    panel = RaterPanel()
+    panel = RaterPanel(draw=EVAL_DRAW)
     ratings = [panel.ratings(r["prompt"], o, r["answer"]) for r, o in zip(rows, outs)]
+    gold = build_reward("verifier:math")([r["prompt"] for r in rows], outs, answer=[r["answer"] for r in rows])
     return {"floor_share": sum(min(x) <= 0 for x in ratings) / n,
-            "gold_accuracy": sum(panel.stat(x, "correct", o, r["answer"]) for x, o, r in zip(ratings, outs, rows)) / n,
+            **{f"floor_rater_{k}": sum(x[k - 1] <= 0 for x in ratings) / n for k in range(1, len(ROLES) + 1)},
+            "gold_accuracy": sum(g >= 1.0 for g in gold) / n,
             "mean_rating": sum(sum(x) / len(x) for x in ratings) / n,
-            "check_share": sum("(" in o for o in outs) / n,
+            "remark_share": sum(REMARK in o for o in outs) / n,
             "samples": [f"{r['prompt']}{o}" for r, o in zip(rows[:6], outs[:6])]}
+
+
+def qrm_report(qrm: Path, ratings: Path, attribute: str | None = None) -> dict:
+    """The QRM on held-out ratings (the panel's evaluation draw): the calibration of its quantiles
+    (per level, the share of held-out ratings below the predicted quantile of their response),
+    pairwise accuracy of its mean between responses of one prompt ordered by their mean rating, and
+    between right and wrong answers (the stated number checked against the gold). `attribute`:
+    calibrate that attribute's quantiles (a QRM with several score columns) instead of the mix."""
+    import numpy as np
+
+    from reward_models import load_reward_model
+    from reward_models.evaluation import scored_pairs
+    from reward_models.metrics import quantile_calibration
+
+    rows = [json.loads(x) for x in ratings.read_text().splitlines() if x.strip()]
+    rm = load_reward_model(str(qrm), device="cpu")
+    firsts: dict[tuple[str, str], int] = {}
+    for i, r in enumerate(rows):
+        firsts.setdefault((r["prompt"], r["response"]), i)
+    keys = list(firsts)
+    scores = dict(zip(keys, rm.score([k[0] for k in keys], [k[1] for k in keys], batch_size=256)))
+    q = np.array([scores[(r["prompt"], r["response"])].attribute_quantiles[attribute] if attribute
+                  else scores[(r["prompt"], r["response"])].quantiles for r in rows])
+    taus = np.array(scores[keys[0]].taus)
+    calibration = quantile_calibration(taus, q, np.array([r["rating"] for r in rows]), tie=0.01)  # 1% of the scale
+    mean_of = {k: s.mean for k, s in scores.items()}
+    pairs = scored_pairs(rows, "rating")
+    by_rating = sum(mean_of[(rows[a]["prompt"], rows[a]["response"])] > mean_of[(rows[b]["prompt"], rows[b]["response"])]
+                    for a, b in pairs) / max(len(pairs), 1)
+    right = {k: k[1].split(" ")[0] == str(sum(int(t) for t in k[0].rstrip("=").split("+"))) for k in keys}  # a+b=: the gold
+    rw = [(a, b) for a in keys for b in keys if a[0] == b[0] and right[a] and not right[b]]
+    return {"calibration": calibration, "pairwise_by_mean_rating": round(by_rating, 4), "n_pairs": len(pairs),
+            "pairwise_right_over_wrong": round(sum(mean_of[a] > mean_of[b] for a, b in rw) / max(len(rw), 1), 4),
+            "n_responses": len(keys)}
 
 
 def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_steps: int, rm_lr: float = 2e-3,
              rank_coef: float = 1.0, init_from: Path | None = None, data_from: Path | None = None,
-             qrm_from: Path | None = None, beside: str | None = None) -> dict:
-    from rewards.raters import rater_rows
+             qrm_from: Path | None = None) -> dict:
+    from rewards.raters import EVAL_DRAW, TRAIN_DRAW, RaterPanel, rater_rows
 
     folder = out / f"seed-{seed}"
     done = folder / "result.json"
@@ -128,7 +163,9 @@ def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_s
             "--output-dir", str(folder / "data")], log)
         for split in ("train", "test"):
             records = [json.loads(x) for x in (folder / "data" / split / "samples.jsonl").read_text().splitlines() if x.strip()]
-            (folder / f"ratings-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rater_rows(records)))
+            panel = RaterPanel(draw=TRAIN_DRAW if split == "train" else EVAL_DRAW)  # held-out ratings: the evaluation draw
+            rows = rater_rows(records, panel, remark_twins=True)
+            (folder / f"ratings-{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     qrm = folder / "rm" / "final"
     if qrm_from is not None:  # an earlier run's QRM of this seed, trained on the same ratings
         qrm = (qrm_from / f"seed-{seed}" / "rm" / "final").resolve()
@@ -141,10 +178,10 @@ def run_seed(seed: int, warm: Path, out: Path, threads: int, rm_steps: int, rl_s
         "--steps", str(rm_steps), "--batch-size", "256", "--lr", str(rm_lr), "--warmup-steps", "100", "--eval-every", str(rm_steps),
             "--save-every", str(rm_steps), "--cpu-threads", str(threads), "--seed", str(seed), "--output", str(folder / "rm")], log)
     result: dict = {"seed": seed}
-    for name, utility in UTILITIES.items():
-        reward = f"qrm:{qrm}:{utility}" + (f"+{beside}" if beside else "")
+    for name, template in ARMS.items():
+        reward = template.format(qrm=qrm)
         sh(["rewardlab", "rl", "--model", str(warm), "--reward", reward,
-            "--accuracy-reward", "raters:correct", "--max-new-tokens", str(MAX_NEW_TOKENS), "--steps", str(rl_steps),
+            "--accuracy-reward", "verifier:math", "--max-new-tokens", str(MAX_NEW_TOKENS), "--steps", str(rl_steps),
             "--seed", str(seed), "--output-dir", str(folder / f"rl-{name}")], log)
         result[name] = rate_policy(folder / f"rl-{name}" / "policy")
     result["seconds"] = round(time.time() - start)
@@ -174,15 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="reuse the warm start and the ratings of an earlier run of this bench (its --out-dir)")
     parser.add_argument("--qrm-from", type=Path, default=None,
                         help="reuse the QRMs of an earlier run of this bench (its --out-dir; with --data-from the same run) instead of training them")
-    parser.add_argument("--beside", default=None, metavar="REWARD",
-                        help="a reward term added to the QRM's utility in RL, e.g. 'raters:correct' (a rule check of the stated number): "
-                             "correctness from a verifier, the raters' taste from the QRM")
-    parser.add_argument("--cvar", type=float, default=0.2, help="the risk-averse utility's alpha: the mean of the lowest ALPHA of the ratings")
     parser.add_argument("--out-dir", type=Path, default=ROOT / "runs" / "bench-risk")
     args = parser.parse_args(argv)
-    if not 0 < args.cvar < 1:
-        parser.error(f"--cvar is a share in (0, 1), got {args.cvar}")
-    UTILITIES["cvar"] = f"cvar={args.cvar}"
     if args.qrm_from is not None and args.data_from is None:
         parser.error("--qrm-from needs --data-from (the QRMs' ratings and warm start); usually the same folder")
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -198,22 +228,25 @@ def main(argv: list[str] | None = None) -> int:
     threads = 1  # the thread count changes the QRM's bits (floats summed in another order): one, always
     with ThreadPoolExecutor(max_workers=max(args.parallel, 1)) as pool:
         results = list(pool.map(lambda s: run_seed(s, warm, out, threads, args.rm_steps, args.rl_steps, args.rm_lr, args.rank_coef,
-                                                    args.init_from_bt, args.data_from, args.qrm_from, args.beside), seeds))
+                                                    args.init_from_bt, args.data_from, args.qrm_from), seeds))
     print(f"risk-averse QRM, raters who disagree; seeds {seeds}; {time.time() - start:.0f} s; load before "
           f"{load_before[0]:.1f}, after {os.getloadavg()[0]:.1f}")
-    keys = ("floor_share", "gold_accuracy", "mean_rating", "check_share")
+    keys = ("floor_share", "gold_accuracy", "mean_rating", "remark_share") + tuple(f"floor_rater_{k}" for k in range(1, 6))
     print(f"{'policy':<10}" + "".join(f"{k + ' %':>36}" for k in keys))
     print(f"{'warm start':<10}" + "".join(f"{100 * before[k]:>36.1f}" for k in keys))
-    for name in UTILITIES:
+    for name in ARMS:
         print(f"{'RL ' + name:<10}" + "".join(f"{spread([r[name][k] for r in results]):>36}" for k in keys))
-    mean_floor = statistics.mean(r["mean"]["floor_share"] for r in results)
-    cvar_floor = statistics.mean(r["cvar"]["floor_share"] for r in results)
-    gap = 100 * (statistics.mean(r["cvar"]["gold_accuracy"] for r in results) - statistics.mean(r["mean"]["gold_accuracy"] for r in results))
-    print(f"target: CVaR's extremely negative share {100 * cvar_floor:.1f}% <= half of the mean's {100 * mean_floor:.1f}%: "
-          f"{'met' if cvar_floor <= mean_floor / 2 else 'NOT met'}; gold accuracy CVaR - mean {gap:+.1f} points "
-          f"({'within 3 points or better' if gap >= -3 else 'NOT within 3 points'})")
+    avg = {name: {k: statistics.mean(r[name][k] for r in results) for k in ("floor_share", "gold_accuracy")} for name in ARMS}
+    best_gold = max(avg[name]["gold_accuracy"] for name in ("rule", "mean", "mean+rule"))
+    for name in ("cvar", "cvar+rule"):
+        met = (avg[name]["floor_share"] < before["floor_share"] and avg[name]["floor_share"] <= avg["mean"]["floor_share"] / 2
+               and avg[name]["floor_share"] <= avg["rule"]["floor_share"] / 2 and avg[name]["gold_accuracy"] >= best_gold - 0.02)
+        print(f"target ({name}): extremely negative {100 * avg[name]['floor_share']:.1f}% below the warm start's "
+              f"{100 * before['floor_share']:.1f}% and at most half of the mean's {100 * avg['mean']['floor_share']:.1f}% and of the "
+              f"rule check's {100 * avg['rule']['floor_share']:.1f}%, gold {100 * avg[name]['gold_accuracy']:.1f}% within 2 points of "
+              f"the best baseline's {100 * best_gold:.1f}%: {'met' if met else 'NOT met'}")
     for r in results:
-        print(f"seed {r['seed']}: mean {r['mean']['samples'][:3]}  cvar {r['cvar']['samples'][:3]}")
+        print(f"seed {r['seed']}: " + "  ".join(f"{name} {r[name]['samples'][:2]}" for name in ARMS))
     (out / "results.json").write_text(json.dumps({"warm_start": before, "seeds": results}, indent=2) + "\n")
     print(f"results: {out / 'results.json'}")
     return 0

@@ -47,14 +47,28 @@ def lm_labels(items: list[dict], width: int) -> torch.Tensor:
     return labels
 
 
-def same_prompt_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
-    """(better [M], worse [M]) indices of the batch's scored rows that share a prompt and differ in
-    their first score: what the ranking term of quantile training compares."""
-    by_prompt: dict[str, list[int]] = {}
+def same_prompt_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(better [M], worse [M], gap [M]): what the ranking term of quantile training compares. Rows
+    of one response (the same prompt and response tokens: one row per rater of it) are one response,
+    its target the mean of its rows' first scores in the batch, represented by its first row; every
+    two responses of one prompt with different means form a pair, weighted by how far apart the
+    means are (`gap`). Pairs of single rows would rank one rater's draw against another's (a
+    response against itself, when two raters of it disagree) and count a near miss's 0.001 edge
+    over another near miss as much as a right answer's edge over a wrong one.
+
+    >>> rows = [{"prompt_key": "q", "input_ids": [1, r], "targets": [t]} for r, t in [(5, 1.0), (5, 0.0), (6, 0.2), (7, 0.2)]]
+    >>> [x.tolist() for x in same_prompt_pairs(rows)]
+    [[0, 0], [2, 3], [0.30000001192092896, 0.30000001192092896]]
+    """
+    responses: dict[tuple, list[int]] = {}
     for i, it in enumerate(items):
-        by_prompt.setdefault(it["prompt_key"], []).append(i)
-    pairs = [(a, b) for idx in by_prompt.values() for a in idx for b in idx if items[a]["targets"][0] > items[b]["targets"][0]]
-    return torch.tensor([a for a, _ in pairs], dtype=torch.long), torch.tensor([b for _, b in pairs], dtype=torch.long)
+        responses.setdefault((it["prompt_key"], tuple(it["input_ids"])), []).append(i)
+    by_prompt: dict[str, list[tuple[int, float]]] = {}
+    for (key, _), idx in responses.items():
+        by_prompt.setdefault(key, []).append((idx[0], sum(items[i]["targets"][0] for i in idx) / len(idx)))
+    pairs = [(a, b, ya - yb) for group in by_prompt.values() for a, ya in group for b, yb in group if ya > yb]
+    return (torch.tensor([a for a, _, _ in pairs], dtype=torch.long), torch.tensor([b for _, b, _ in pairs], dtype=torch.long),
+            torch.tensor([g for _, _, g in pairs], dtype=torch.float32))
 
 
 def same_prompt_step_pairs(items: list[dict]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -97,7 +111,7 @@ def make_batch(items: list[dict], fmt: str, pad_id: int) -> dict[str, Any]:
     out: dict[str, Any] = {"inputs": batch, "lm_labels": lm_labels(items, batch["input_ids"].shape[1])}
     if fmt == "scored":
         out["targets"] = torch.tensor([it["targets"] for it in items])
-        out["better"], out["worse"] = same_prompt_pairs(items)
+        out["better"], out["worse"], out["gap"] = same_prompt_pairs(items)
     if step_labels is not None:
         out["step_labels"] = step_labels
         out["good_steps"], out["bad_steps"] = same_prompt_step_pairs(items)

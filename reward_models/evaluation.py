@@ -18,6 +18,7 @@ import torch
 
 from rewardlab.config import check_fields, opt
 from reward_models.losses import pinball_loss
+from reward_models.metrics import quantile_calibration
 
 
 def _reward_of(item: Any) -> float:
@@ -46,17 +47,22 @@ def _with_types(values: dict[str, list[bool]], types: Sequence[Any]) -> dict[str
 
 
 def scored_pairs(rows: Sequence[dict[str, Any]], column: str) -> list[tuple[int, int]]:
-    """(better, worse) index pairs of rows sharing a prompt whose `column` values differ."""
-    by_prompt: dict[str, list[int]] = defaultdict(list)
+    """(better, worse) index pairs of two responses of one prompt whose mean `column` values
+    differ, each response named by its first row. Rows of one response (one per rater) are one
+    response: paired row by row, two raters' different ratings of one answer would be a pair no
+    model can order (the same input scores the same), counted as a loss.
+
+    >>> rows = [{"prompt": "q", "response": r, "y": y} for r, y in [("a", 1.0), ("a", 0.0), ("b", 0.2), ("c", 0.9)]]
+    >>> scored_pairs(rows, "y")
+    [(0, 2), (3, 0), (3, 2)]
+    """
+    responses: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, r in enumerate(rows):
-        by_prompt[str(r["prompt"])].append(i)
-    pairs = []
-    for idx in by_prompt.values():
-        for a in idx:
-            for b in idx:
-                if rows[a][column] > rows[b][column]:
-                    pairs.append((a, b))
-    return pairs
+        responses[(str(r["prompt"]), str(r["response"]))].append(i)
+    by_prompt: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for (prompt, _), idx in responses.items():
+        by_prompt[prompt].append((idx[0], sum(float(rows[i][column]) for i in idx) / len(idx)))
+    return [(a, b) for group in by_prompt.values() for a, ya in group for b, yb in group if ya > yb]
 
 
 def quantile_metrics(rm: Any, rows: Sequence[dict[str, Any]], score_columns: Sequence[str], batch_size: int = 64) -> dict[str, float]:
@@ -74,6 +80,8 @@ def quantile_metrics(rm: Any, rows: Sequence[dict[str, Any]], score_columns: Seq
         loss, stats = pinball_loss(q, y, taus)
         out[f"pinball/{col}"] = loss.item()
         out[f"coverage/{col}"] = stats["coverage"]
+        # the largest miss of a level's share of held-out targets below its quantile (metrics.quantile_calibration)
+        out[f"calibration_error/{col}"] = quantile_calibration(taus.numpy(), q[:, 0].numpy(), y[:, 0].numpy())["error"]
     out["pinball"] = sum(v for k, v in out.items() if k.startswith("pinball/")) / max(1, len(score_columns))
     pairs = scored_pairs(rows, score_columns[0])
     wins = [scores[a].mean > scores[b].mean for a, b in pairs]

@@ -24,16 +24,23 @@ def bt_loss(
     rejected: torch.Tensor,  # [N] reward of the rejected response
     margin: torch.Tensor | None = None,  # [N] required gap (0 when None)
     center_coef: float = 0.0,  # weight c of the centring term c * mean((r_c + r_r)^2)
+    soft: torch.Tensor | None = None,  # [N] P(chosen is better) to fit instead of 1 (None: 1, hard labels)
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Bradley-Terry: mean(-log sigmoid(r_c - r_r - margin)) + c * mean((r_c + r_r)^2).
 
-    The centring term pulls the reward scale to zero mean without changing the ranking.
+    The centring term pulls the reward scale to zero mean without changing the ranking. With
+    `soft` labels p the nll is the cross-entropy -(p log sigmoid(d) + (1 - p) log sigmoid(-d)),
+    whose minimum is at the finite gap d = logit(p), where hard labels push d without bound.
     """
     chosen, rejected = chosen.float(), rejected.float()  # fp32 under autocast: the log-sigmoid and the means
     diff = chosen - rejected  # [N]
     if margin is not None:
         diff = diff - margin
-    nll = -F.logsigmoid(diff).mean()
+    if soft is None:
+        nll = -F.logsigmoid(diff).mean()
+    else:
+        p = soft.to(diff)
+        nll = -(p * F.logsigmoid(diff) + (1 - p) * F.logsigmoid(-diff)).mean()
     center = ((chosen + rejected) ** 2).mean()
     loss = nll + center_coef * center if center_coef else nll
     with torch.no_grad():
@@ -76,9 +83,10 @@ def quantile_bt_loss(
     rejected_quantiles: torch.Tensor,  # [N, K] mixed quantiles of the rejected response
     margin: torch.Tensor | None = None,  # [N]
     center_coef: float = 0.0,
+    soft: torch.Tensor | None = None,  # [N]
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Bradley-Terry on the distributions' means (the mean of the quantiles)."""
-    return bt_loss(chosen_quantiles.mean(-1), rejected_quantiles.mean(-1), margin, center_coef)
+    return bt_loss(chosen_quantiles.mean(-1), rejected_quantiles.mean(-1), margin, center_coef, soft)
 
 
 def step_bce_loss(

@@ -269,6 +269,30 @@ def mean_pinball_loss(taus: np.ndarray, quantiles: np.ndarray, y: np.ndarray) ->
     return round(float(np.mean(u * (taus - (u < 0)))), 12)
 
 
+def quantile_calibration(taus: np.ndarray, quantiles: np.ndarray, y: np.ndarray, tie: float = 0.0) -> dict[str, Any]:
+    """How calibrated predicted quantiles are on held-out targets: for each level tau, the share
+    of targets y [N] below the predicted q_tau [N, K] (`below`) and at or below it (`at_or_below`).
+    Calibrated quantiles have below <= tau <= at_or_below (the two are equal for continuous
+    targets; a discrete target, e.g. a rating at the floor, sits exactly on many quantiles).
+    `error` is the largest distance of a level from its [below, at_or_below] interval. `tie`: a
+    target within it of the quantile counts as at it (a point mass such as a floor rating of 0,
+    which a quantile of -0.003 models as well as floats allow).
+
+    >>> c = quantile_calibration(np.array([0.25, 0.75]), np.array([[1.0, 3.0]] * 4), np.array([0.0, 2.0, 2.5, 4.0]))
+    >>> c["below"], c["at_or_below"], c["error"]
+    ([0.25, 0.75], [0.25, 0.75], 0.0)
+    >>> quantile_calibration(np.array([0.5]), np.array([[0.0]] * 4), np.array([0.0, 0.0, 1.0, 1.0]))["error"]  # ties: 0.5 in [0, 0.5]
+    0.0
+    """
+    taus = np.asarray(taus, dtype=float)
+    q = np.asarray(quantiles, dtype=float)  # [N, K]
+    y = np.asarray(y, dtype=float)[:, None]  # [N, 1]
+    below, at_or_below = np.mean(y < q - tie, axis=0), np.mean(y <= q + tie, axis=0)  # [K]
+    distance = np.maximum(below - taus, 0.0) + np.maximum(taus - at_or_below, 0.0)
+    return {"taus": [round(float(t), 6) for t in taus], "below": [round(float(b), 6) for b in below],
+            "at_or_below": [round(float(a), 6) for a in at_or_below], "error": round(float(distance.max()), 6)}
+
+
 # ----------------------------------------------------------------------------- PRMs
 
 

@@ -56,13 +56,18 @@ def _preference_quantile(model, batch, cfg):
 def _scored_quantile(model, batch, cfg):
     out = _forward(model, batch, cfg)
     q = out["attribute_quantiles"]  # [B, A, K]
+    if not cfg.pinball_backbone:  # the quantiles' shape is fitted by the head alone, on the backbone's features as they are
+        q = getattr(model, "module", model).head(out["pooled"].detach(), None)["attribute_quantiles"]
     taus = torch.tensor(cfg.taus, device=q.device)
     loss, stats = pinball_loss(q, batch["targets"].to(q), taus)
     if cfg.rank_coef and len(batch["better"]):  # responses of one prompt ranked by their first score (BT on the mean)
         # in units of a tenth of the score's range: the means of calibrated quantiles differ by at most the range,
         # and an unscaled BT term would push them apart without bound (measured: q_0.95 = 56 for scores in [0, 1])
         mixed = out["quantiles"] / batch["rank_unit"]  # [B, K]
-        rank, rank_stats = quantile_bt_loss(mixed[batch["better"]], mixed[batch["worse"]], None, 0.0)
+        # pairs of responses (batches.same_prompt_pairs) with soft labels sigmoid(gap / unit): the loss is least where
+        # the means' gap equals the mean scores' gap, as pinball wants it, so ranking does not pull the quantiles apart
+        rank, rank_stats = quantile_bt_loss(mixed[batch["better"]], mixed[batch["worse"]], None, 0.0,
+                                            torch.sigmoid(batch["gap"] / batch["rank_unit"]))
         loss = loss + cfg.rank_coef * rank
         stats = {**stats, "rank_nll": rank.item(), "rank_accuracy": rank_stats.get("accuracy", float("nan"))}
     return _with_lm(model, out, batch, cfg, loss, stats)
@@ -98,6 +103,7 @@ class ObjectiveConfig:
     rank_coef: float = opt(1.0, "weight of a Bradley-Terry ranking term between responses of one prompt (quantile, prm; docs/reward_models.md); 0: off", ge=0)
     lm_coef: float | None = opt(None, "weight of a next-token loss on the preferred responses (GRM). Default: 1.0 on a causal-LM backbone, 0 on encoders")
     score_columns: tuple[str, ...] = opt((), "scored data: the numeric columns to model (one QRM attribute each); default: every numeric column")
+    pinball_backbone: bool = opt(True, "quantile, scored: the pinball loss trains the backbone too (false: the head alone; the ranking and next-token terms train the backbone)")
     n_quantiles: int = opt(19, "quantile levels, evenly spaced in (0, 1) (19 -> 0.05..0.95)", ge=2)
     gating: bool = opt(True, "quantile: mix attributes with a per-prompt gating network")
     gate_temperature: float = opt(5.0, "quantile: softmax temperature of the gate", gt=0)
