@@ -137,6 +137,16 @@ def load_tokenizer(path_or_name: str):
 PACKED_ATTENTION = "rewardlab_packed"
 
 
+def _eager_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, dropout: float,
+                     scaling: float | None) -> torch.Tensor:
+    """softmax(q k^T * scale, masked) v as matmuls and a softmax ([N, h, L, d] each, `mask` True where
+    a key is seen): what `attention_for` picks over SDPA for bf16 on CPU, for the packed forward too.
+    The softmax accumulates in fp32 inside its kernel whatever the tensors' dtype."""
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5 if scaling is None else scaling)
+    weights = scores.masked_fill(~mask, torch.finfo(scores.dtype).min).softmax(-1)
+    return torch.matmul(torch.nn.functional.dropout(weights, p=dropout, training=dropout > 0), v)
+
+
 def _packed_attention(module: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attention_mask: Any,
                       dropout: float = 0.0, scaling: float | None = None, is_causal: bool | None = None, **kwargs: Any):
     """transformers attention-interface function: query/key/value [1, heads, T, dim] of a packed
@@ -155,8 +165,11 @@ def _packed_attention(module: Any, query: torch.Tensor, key: torch.Tensor, value
     q, k, v = by_row(query), by_row(key), by_row(value)
     causal = is_causal if is_causal is not None else getattr(module, "is_causal", False)
     mask = key_mask & torch.ones(index.shape[1], index.shape[1], dtype=torch.bool, device=q.device).tril() if causal else key_mask
-    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=scaling,
-                                                           enable_gqa=q.shape[1] != k.shape[1])  # [N, h, L, d]
+    if q.device.type == "cpu" and q.dtype == torch.bfloat16 and q.shape[1] == k.shape[1]:
+        out = _eager_attention(q, k, v, mask, dropout, scaling)  # SDPA's CPU backward in bf16 is slow (rewardlab/runtime.py)
+    else:
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=scaling,
+                                                               enable_gqa=q.shape[1] != k.shape[1])  # [N, h, L, d]
     out = out.transpose(1, 2).reshape(index.numel(), out.shape[1], out.shape[3])
     return out.index_select(0, real).unsqueeze(0), None
 
