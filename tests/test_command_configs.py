@@ -38,7 +38,7 @@ def _config_class(command: str) -> type:
 ADDED = {"sft": {"data", "eval_data", "prompt_column", "answer_column", "model", "output_dir", "add_chars", "cpu_threads",
                  "mixed_precision"},
          "eval-rm": {"mixed_precision"}, "eval-policy": {"mixed_precision", "top_k", "stop", "chat_template"},
-         "rm-data": {"mixed_precision"}}
+         "rm-data": {"mixed_precision"}, "train-rm": {"pinball_backbone"}}
 
 
 @pytest.mark.parametrize("command", sorted(BEFORE["configs"]))
