@@ -354,8 +354,8 @@ def trailing_alternatives(text: str) -> str | None:
         text = re.sub(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", text)
         text = re.sub(r"\$+|\\[()\[\]]", " ", text)
     m = _ALTERNATIVES_RE.search(text) or _PAREN_ALTERNATIVE_RE.search(text)
-    if m is None:
-        return None
+    if m is None or text[: m.start()].rstrip().endswith((",", ";")):
+        return None  # '\\sqrt{7}, -\\sqrt{7}, 7, -6': the tail of a longer list, not alternatives
     values = [v.strip() for v in _SPLIT_ALTERNATIVES_RE.split(m.group(1)) if v.strip()]
     return ", ".join(number_from_words(v) or v.replace(",", "") for v in values)
 
@@ -473,6 +473,23 @@ _UNIT_NAMES = {
     "dollar": "dollars usd", "cent": "cents", "degree": "degrees deg \\circ",
 }
 _UNIT_ALIASES = {alias: short for short, names in _UNIT_NAMES.items() for alias in names.split()}
+
+
+_DIMENSIONS = {"length": "m cm mm km ft in", "mass": "g kg", "time": "s min h day yr", "volume": "l ml",
+               "money": "dollar cent", "angle": "degree"}
+_DIMENSION_OF = {unit: name for name, units in _DIMENSIONS.items() for unit in units.split()}
+DIMENSIONS = frozenset(_DIMENSIONS)  # the measured kinds (a count noun is its own kind, not one of these)
+
+
+def unit_dimension(unit: str | None) -> str | None:
+    """What a unit measures ('cm' and 'feet' -> 'length', 'hours' -> 'time'); a count noun is its own
+    kind ('apples' -> 'apple'). Two quantities of different kinds are never two answers to one question.
+
+    >>> unit_dimension("feet"), unit_dimension("hrs"), unit_dimension("apples"), unit_dimension(None)
+    ('length', 'time', 'apple', None)
+    """
+    u = canonical_unit(unit)
+    return _DIMENSION_OF.get(u, u) if u else None
 
 
 def is_unit_word(word: str) -> bool:

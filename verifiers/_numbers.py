@@ -6,8 +6,11 @@ path turn a plain literal into a `Num` with the functions here, and both decide 
 
 The rule (why: math-verify rounds both sides to 6 decimals, so 1e-7 == 2e-7 and 1/2^99 == 1/2^98):
 - both sides exact (integers, fractions, exact symbolic values) -> exact equality, nothing else;
-- otherwise (a decimal or a float is involved) -> equal when |a - b| <= rel_tol * max(|a|, |b|)
-  (relative, so tiny and huge values are compared at the same precision);
+- both sides decimals -> equal when |a - b| <= rel_tol * max(|a|, |b|) (relative, so tiny and huge
+  values are compared at the same precision);
+- a decimal against an exact value: the same tolerance only when the decimal writes at least
+  `precision` places ('1.0909090' for 12/11), else only the roundings below: '368472012.00' is not
+  368472011 (writing '.00' must not buy an integer a margin of hundreds);
 - in addition a written decimal `d` with k digits after the point matches a value `x` that rounds
   to it (|x - d| <= 0.5 * 10**-k) provided `d` is precise enough: 0.5 * 10**-k <= 5 * rel_tol * |d|
   (with the default rel_tol = 1e-6 this means "at least 6 significant digits": 0.142857 matches
@@ -33,6 +36,8 @@ True
 False
 >>> numbers_match(parse_number("1,234"), parse_number("1234.0"))
 True
+>>> numbers_match(parse_number("368472011"), parse_number("368472012.00"))
+False
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verifiers._spans import english_answer_prefix
+from verifiers._spans import english_answer_prefix, join_adjacent_boxes
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_SIG_DIGITS = 3  # rounding policy: a decimal with this many significant digits, correctly rounded, stands for an exact value
@@ -93,7 +98,7 @@ def prepare_prediction(text: str) -> str:
     >>> prepare_prediction("Antwort: 12")
     'Answer: 12'
     """
-    return _PLUS_RE.sub(r"\1\2", english_answer_prefix(text.replace("\\$", " ")))
+    return _PLUS_RE.sub(r"\1\2", english_answer_prefix(join_adjacent_boxes(text.replace("\\$", " "))))
 
 
 def _int(s: str) -> int:
@@ -180,9 +185,9 @@ def numbers_match(gold: Num, pred: Num, rel_tol: float = DEFAULT_REL_TOL, precis
     if gold.exact and pred.exact:
         return False
     tol = Fraction(rel_tol)
-    diff = abs(a - b)
-    if diff <= tol * max(abs(a), abs(b)):
-        return True
+    written = [n for n in (gold, pred) if not n.exact]
+    if abs(a - b) <= tol * max(abs(a), abs(b)) and (len(written) == 2 or (written[0].decimals or 0) >= precision):
+        return True  # two decimals, or a decimal with the places asked for: at the same relative precision
     for side, other in ((gold, pred), (pred, gold)):
         if side.decimals is None or side.exact:
             continue

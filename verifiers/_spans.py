@@ -90,6 +90,50 @@ def boxed_contents(text: str) -> list[str]:
     return [content for _, content in sorted(found)]
 
 
+# between two boxes of one list: commas, spaces, '\quad', 'and' ('\boxed{(1, 2)}, \boxed{(2, 1)}')
+_BOX_LIST_GAP_RE = re.compile(r"(?:\s|,|;|\\[,;: ]|\\q?quad\b|\\text\s*\{\s*,?\s*and\s*\}|\band\b)*")
+
+
+def join_adjacent_boxes(text: str) -> str:
+    """A list written as boxes side by side, one element each, read as one box: '\\boxed{(1, 2)},
+    \\boxed{(2, 1)}' and '\\boxed{a} \\quad \\text{and} \\quad \\boxed{b}' -> '\\boxed{(1, 2), (2, 1)}'.
+    Only boxes with nothing but separators between them are joined (never across words or 'or':
+    '\\boxed{3} or \\boxed{4}' offers a choice). One pass; text without two boxes is returned as is.
+
+    >>> join_adjacent_boxes("so \\\\boxed{1}, \\\\boxed{2} and \\\\boxed{5}.")
+    'so \\\\boxed{1, 2, 5}.'
+    >>> join_adjacent_boxes("\\\\boxed{3} or \\\\boxed{4}")
+    '\\\\boxed{3} or \\\\boxed{4}'
+    """
+    boxes = list(_BOXED_RE.finditer(text))
+    if len(boxes) < 2:
+        return text
+    spans = []  # (start of '\boxed', start of content, end after '}') of every complete box
+    for m in boxes:
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            spans.append((m.start(), m.end(), i))
+    out, at, k = [], 0, 0
+    while k < len(spans):
+        run = [spans[k]]
+        while k + 1 < len(spans) and _BOX_LIST_GAP_RE.fullmatch(text, run[-1][2], spans[k + 1][0]):
+            k += 1
+            run.append(spans[k])
+        start, content, _ = run[0]
+        out.append(text[at:start])
+        parts = list(dict.fromkeys(text[c:e - 1].strip() for _, c, e in run))  # a box repeated is one answer
+        if len(parts) > 1:
+            out.append("\\boxed{" + ", ".join(parts) + "}")
+        else:
+            out.append(text[start:run[0][2]])
+        at = run[-1][2]
+        k += 1
+    return "".join(out) + text[at:]
+
+
 def answer_statement(text: str) -> str | None:
     """The rest of the line after the last "answer is" / "Answer:" (also in other languages, see
     `english_answer_prefix`; trailing period removed)."""
@@ -156,14 +200,14 @@ def choice_gold_letter(gold: str) -> str | None:
 MAX_TAIL_AFTER_ANSWER = 40  # characters of prose after the last formula for it to be the stated answer
 _MATH_SEGMENT_RE = re.compile(r"\$\$?([^$]+)\$\$?|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 # after the final box: an alternative offered ("or maybe 4", "(or 5)", ", perhaps x = 2")
-_AFTER_BOX_RE = re.compile(r"^[\s$.,;:\\)\]]*\(?\s*(?:or|maybe|perhaps|possibly|alternatively|otherwise)\b(?=.*[\w$\\])",
+_AFTER_BOX_RE = re.compile(r"^[\s$.,;:\\)\]\-\u2013\u2014]*\(?\s*(?:or|maybe|perhaps|possibly|alternatively|otherwise)\b(?=.*[\w$\\])",
                            re.I | re.S)
 # between two formulas of the final line: "$3$ (or maybe $4$)", "either $x$ or $y$"
-_BETWEEN_RE = re.compile(r"^[\s,;]*\(?\s*(?:or|maybe|perhaps|possibly)\b", re.I)
+_BETWEEN_RE = re.compile(r"^[\s,;\-\u2013\u2014]*\(?\s*(?:or|maybe|perhaps|possibly)\b", re.I)
 HEDGE_WORDS_RE = re.compile(r"\b(?:maybe|perhaps|possibly|probably|not sure|alternatively|otherwise|either)\b", re.I)
 
 
-def _after_last_box(text: str) -> str | None:
+def after_last_box(text: str) -> str | None:
     """The text after the closing brace of the last complete \\boxed{...}, or None without one."""
     starts = [m.end() for m in _BOXED_RE.finditer(text)]
     if not starts:
@@ -187,7 +231,7 @@ def stated_alternative(text: str) -> str | None:
     >>> stated_alternative("The answer is $3$ (or maybe $4$).")
     '(or maybe'
     """
-    tail = _after_last_box(text)
+    tail = after_last_box(text)
     if tail is not None:
         m = _AFTER_BOX_RE.match(tail[:300])
         return tail[:300].strip(" $.\\])") if m else None
@@ -203,6 +247,23 @@ def stated_alternative(text: str) -> str | None:
     return None
 
 
+def closing_formula(text: str) -> str | None:
+    """The content of the formula the text ends with ($...$, \\(...\\), \\[...\\]; at most
+    MAX_TAIL_AFTER_ANSWER characters of prose after it), or None.
+
+    >>> closing_formula("First $t = 4$ So the result is $\\\\{1, 2\\\\}$."), closing_formula("It is $3$ and more words follow here, many.")
+    ('\\\\{1, 2\\\\}', None)
+    """
+    tail = text[-2000:]
+    last = None
+    for last in _MATH_SEGMENT_RE.finditer(tail):
+        pass
+    if last is None or len(tail) - last.end() > MAX_TAIL_AFTER_ANSWER or re.search(r"\w", tail[last.end():]):
+        return None
+    body = next(g for g in last.groups() if g is not None).strip()
+    return body or None
+
+
 # ---------------------------------------------------------------- the answer region and its candidates
 
 MAX_REGION_CHARS = 600  # characters of the answer region searched for a second candidate
@@ -210,18 +271,26 @@ MAX_REGION_CHARS = 600  # characters of the answer region searched for a second 
 _STATEMENT_RE = re.compile(r"(?i)\banswers?\s*(?:is\b|are\b|:|=)")
 _SENTENCE_END_RE = re.compile(r"[.!?](?:\s|$)")
 # a number written in prose: not part of a word ('2nd', 'x2'), of a formula's braces, or a decimal's digits
-_PLAIN_NUMBER_RE = re.compile(r"(?<![\w.\\^_])[-+]?(?:\d+\s+\d+\s*/\s*\d+|\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?)(?![\w]|\.\d|-[A-Za-z])")  # not '5-year' (a word)
+_PLAIN_NUMBER_RE = re.compile(r"(?<![\w.\\^_{])[-+]?(?:\d+\s+\d+\s*/\s*\d+|\d+(?:,\d{3})*(?:\.\d+|,\d+)?(?:\s*/\s*\d+)?)(?![\w]|\.\d|-[A-Za-z])")  # '421,00': a decimal comma; not '5-year' (a word)
 # a choice letter offered in prose: '(B)'
 _PLAIN_LETTER_RE = re.compile(r"(?<![\w\\])\(([A-Z])\)")
 # a computation written in prose ('2 * 3 = 6', '40 + 2', '3^2=9'): one candidate, its value a check of the answer
 _NUM = r"\d+(?:\.\d+)?"
 _PLAIN_COMPUTATION_RE = re.compile(rf"(?<![\w.\\^_])\(?\s*[-+]?{_NUM}\s*\)?(?:\s*(?:[-+*/^×·=]|\\cdot|\\times)\s*\(?\s*[-+]?{_NUM}\s*\)?)+(?![\w])")
 _NAME_RE = re.compile(r"\s*[A-Za-z]+(?:_\{?\w+\}?)?(?:\s*\([A-Za-z, ]*\))?\s*")  # '$n$', '$f(x)$', '$ABCD$', '$a_n$'
-_VALUE_RE = re.compile(r"\d|^\s*\(\s*[A-Z]\s*\)\s*$|^\s*\\textbf\s*\{\s*\(?[A-Z]\)?\s*\}\s*$")
+_VALUE_RE = re.compile(r"\d|^\s*\(?\s*[A-J]\s*\)?\s*$|^\s*\\textbf\s*\{\s*\(?[A-Z]\)?\s*\}\s*$")
 _UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)\b")
 _NUMBER_WORDS_RE = re.compile(r"(?i)\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
                               r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
                               r"ninety|hundred)(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?\b")
+
+
+# the modulus an answer is stated in ('\\equiv \\boxed{9} \\pmod{11}', '(\\text{mod } 11)'): part of the answer, not a value
+_MODULUS_RE = re.compile(r"\\pmod\s*\{[^{}]*\}|\\pmod\s*\d+|\(\s*(?:\\(?:bmod|mod)|\\text\s*\{\s*mod\s*\}|mod)\s*\{?\s*\d+\s*\}?\s*\)")
+
+
+# a formula in prose without delimiters: a sign, digits and LaTeX commands with their braces ('-\\frac{19}{5}', '2\\sqrt{3}')
+_BARE_LATEX_RE = re.compile(r"[-+]?\d*(?:\\[A-Za-z]+\s*(?:\{[^{}$]*\}\s*)+|\\pi\b)(?:\s*[-+]?\s*\d*(?:\\[A-Za-z]+\s*(?:\{[^{}$]*\}\s*)+|\\pi\b))*")
 
 
 def answer_region(text: str) -> tuple[str, str] | None:
@@ -238,11 +307,12 @@ def answer_region(text: str) -> tuple[str, str] | None:
     ('statement', '3 or maybe 4')
     """
     starts = [m.end() for m in _BOXED_RE.finditer(text)]
-    if starts:
-        return "boxed", text[starts[-1]:][:MAX_REGION_CHARS]
     english = english_answer_prefix(text)
     statements = list(_STATEMENT_RE.finditer(english))
-    if statements:
+    last_box = [m.end() for m in _BOXED_RE.finditer(english)][-1:]
+    if starts and not (statements and last_box and statements[-1].start() > last_box[0]):
+        return "boxed", text[starts[-1]:][:MAX_REGION_CHARS]
+    if statements:  # no box, or 'The final answer is $10,455$' after the last box (a step's)
         return "statement", english[statements[-1].end():][:MAX_REGION_CHARS].strip()
     line = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
     formulas = list(_MATH_SEGMENT_RE.finditer(line))
@@ -251,6 +321,9 @@ def answer_region(text: str) -> tuple[str, str] | None:
     inside = [(m.start(), m.end()) for m in formulas]
     ends = [m.end() for m in _SENTENCE_END_RE.finditer(line, 0, formulas[-1].start())
             if not any(a <= m.start() < b for a, b in inside)]
+    # a formula that ends a sentence without a full stop: '$y = 6$ So, the pair is $(7, 6)$.'
+    ends += [m.end() for m in formulas[:-1] if re.match(r"\s+[A-Z][a-z]*\b", line[m.end():])]
+    ends.sort()
     return "line", line[ends[-1] if ends else 0:][-MAX_REGION_CHARS:]
 
 
@@ -283,7 +356,7 @@ def answer_candidates(text: str) -> list[tuple[int, str]]:
         if at >= 0:  # the box sits in a formula: the rest of the formula ('\\text{ or } 4$') is read as prose
             prose = prose[:at] + " " * len(closing) + prose[at + len(closing):]
         prose = " " * i + prose[i:]
-    prose = prose.replace("\\$", " ")
+    prose = _MODULUS_RE.sub(lambda m: " " * len(m.group()), prose.replace("\\$", " "))  # '\\boxed{9} \\pmod{11}'
 
     def blank(m: re.Match) -> None:
         nonlocal prose
@@ -295,6 +368,9 @@ def answer_candidates(text: str) -> list[tuple[int, str]]:
             # a formula in the prose states a value unless it is a name: '$n$', '$f(x)$', '$ABCD$'
             # (a choice letter '$(B)$' is a value)
             found.extend((m.start(), part) for part in _box_parts(body) if _VALUE_RE.search(part) or not _NAME_RE.fullmatch(part))
+        blank(m)
+    for m in list(_BARE_LATEX_RE.finditer(prose)):  # 'Answer: \\frac{19}{5}': a formula written without delimiters
+        found.append((m.start(), m.group()))
         blank(m)
     for m in list(_PLAIN_NUMBER_RE.finditer(prose)):  # mixed numbers first ('4 7/10' is one number)
         if " " in m.group().strip():
@@ -330,9 +406,11 @@ def _before_last_box(text: str) -> str:
 
 def _closing_delimiter(before: str) -> str | None:
     """The delimiter that closes the formula `before` ends inside ('$', '$$', '\\]', '\\)'), or None."""
-    dollars = len(re.findall(r"(?<!\\)\$", before))
-    if dollars % 2:
-        return "$$" if before.rstrip().endswith("$$") or before.count("$$") % 2 else "$"
+    dollars = re.findall(r"(?<!\\)\$\$?", before)  # '$$' is one delimiter, not two
+    if dollars.count("$$") % 2:
+        return "$$"
+    if dollars.count("$") % 2:
+        return "$"
     for left, right in (("\\[", "\\]"), ("\\(", "\\)")):
         if before.rfind(left) > before.rfind(right):
             return right

@@ -211,8 +211,9 @@ def _hedge_span(prediction: str) -> str:
 
 def _answer_span(prediction: str) -> str | None:
     """The answer when it is written alone: a bare prediction, the only \\boxed{} of a
-    prediction, a prediction that is one formula ($...$, \\(...\\)), or the "answer is" statement
-    of a plain-text prediction; else None."""
+    prediction, a prediction that is one formula ($...$, \\(...\\)), the "answer is" statement
+    of a plain-text prediction, or the formula a text without a box ends with ('So the result is
+    $\\{x \\mid -5 < x < -2\\}$.'); else None."""
     s = prediction.strip()
     if _forms.is_bare(s):
         return s
@@ -225,7 +226,7 @@ def _answer_span(prediction: str) -> str | None:
     stated = _spans.answer_statement(s)  # 'the answer is 3 2/7', 'the answer is $-1 < \\sqrt{15} < 5$.'
     if stated and "$" not in stated and ("\\" in stated or re.search(r"\d", stated)) and _forms.is_bare(stated):
         return stated
-    return None
+    return _spans.closing_formula(s) if "\\boxed" not in s and "\\fbox" not in s else None
 
 
 def _read_parse(reading: _forms.Reading) -> list:
@@ -455,24 +456,10 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         # '\\boxed{3} or maybe 4', '$3$ (or $4$)': a hedge never matches one answer; a solution set
         # stated as '$x = 1$ or $x = 3$' is read below against a gold with several values
         return Verdict.INCORRECT, None, gold_text, f"hedge: a second answer stated ({alternative[:40]!r})"
-    text_gold = _text_gold(gold)
-    described = None if gold_form is not None else _description_gold(gold)
-
     pred_parsed, pred_form = _parse_prediction(prediction, latex_only)
-    span = _spans.final_answer_span(prediction) if text_gold or described else None
-    if text_gold and span is not None and _fold(span) == text_gold:
-        return Verdict.CORRECT, span, gold_text, "text answer matches"
-    gold_key = described or (_forms.description_key(gold) if text_gold else None)
-    if gold_key is not None and span is not None and _forms.description_key(span) == gold_key:
-        return Verdict.CORRECT, span, gold_text, "same description"
-    if described:  # the gold's words are the answer: its math alone ("n") is not
-        if span is None:
-            return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
-        return Verdict.INCORRECT, span, gold_text, "description differs"
-    if not pred_parsed:
-        if text_gold and span is not None:
-            return Verdict.INCORRECT, span, gold_text, "text answer differs"
-        return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
+    worded = _worded_answer(prediction, gold, gold_text, gold_form, bool(pred_parsed))
+    if worded is not None:
+        return worded
     extracted = str(pred_parsed[-1])
     second = _second_candidate(prediction, pred_parsed, gold_exprs[0], gold_form, s)
     if second is not None:  # '\\boxed{3}, though 4 is possible': a second answer offered, whatever the words
@@ -516,6 +503,29 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         # written exactly as the gold: '\\boxed{93,43}' is a list in LaTeX, but not against a gold 93,43
         return Verdict.CORRECT, extracted, gold_text, "same answer text"
     return _compare_expressions(gold, gold_text, extracted, gold_exprs[0], pred_exprs[0], s)
+
+
+def _worded_answer(prediction: str, gold: str, gold_text: str, gold_form: _forms.Reading | None,
+                   parsed: bool) -> Decision | None:
+    """The decision for a gold in words ('\\text{Alice wins}', a description 'all n with ...'), or
+    for a prediction with no math to read; None where the comparison goes on by value."""
+    text_gold = _text_gold(gold)
+    described = None if gold_form is not None else _description_gold(gold)
+    span = _spans.final_answer_span(prediction) if text_gold or described else None
+    if text_gold and span is not None and _fold(span) == text_gold:
+        return Verdict.CORRECT, span, gold_text, "text answer matches"
+    gold_key = described or (_forms.description_key(gold) if text_gold else None)
+    if gold_key is not None and span is not None and _forms.description_key(span) == gold_key:
+        return Verdict.CORRECT, span, gold_text, "same description"
+    if described:  # the gold's words are the answer: its math alone ("n") is not
+        if span is None:
+            return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
+        return Verdict.INCORRECT, span, gold_text, "description differs"
+    if not parsed:
+        if text_gold and span is not None:
+            return Verdict.INCORRECT, span, gold_text, "text answer differs"
+        return Verdict.NO_ANSWER, None, gold_text, "no answer found in prediction"
+    return None
 
 
 def _unreadable_gold(prediction: str, gold: str) -> Decision:
@@ -567,12 +577,15 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
     gold_unit = (_forms.canonical_unit(gold_form.units[0])
                  if gold_form is not None and len(gold_form.parts) == 1 and gold_form.units else None)
     units = {gold_unit} - {None}
+    kind = _forms.unit_dimension(gold_unit or _answer_unit(prediction))  # what the answer measures, if it says
     symbols = getattr(gold_expr, "free_symbols", set()) | getattr(answer, "free_symbols", set())
     differing: dict[int, list[str]] = {}
     checks = set()  # sentences with a computation that gives the answer: a check, its other numbers its steps
     for sentence, text in candidates:
         form = _forms.read(text)
         unit = _single_unit(text, form) if len(form.parts) == 1 else None  # '436 g', '73\\text{ kg}'
+        if unit and _forms.unit_dimension(unit) in _forms.DIMENSIONS and _forms.unit_dimension(unit) != kind:
+            continue  # 'after 5 years' beside a sum of money: another measured quantity, not an answer
         if unit:
             units.add(_forms.canonical_unit(unit))
         if _is_check(text, answer, s):
@@ -583,6 +596,21 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
         if sentence not in checks or sentence == 0:  # the answer's own sentence is never a check
             return texts[0]
     return f"units {sorted(units)}" if len(units) > 1 else None
+
+
+_UNIT_AFTER_BOX_RE = re.compile(r"[\s$]*(?:\\text\s*\{\s*)?([A-Za-z]+)")
+
+
+def _answer_unit(prediction: str) -> str | None:
+    """The unit the final box is stated in: inside it ('\\boxed{5 \\text{ cm}}') or the word right
+    after it ('\\boxed{16386.16} dollars'); None without a unit."""
+    boxes = _spans.boxed_contents(prediction)
+    if not boxes:
+        return None
+    form = _forms.read(boxes[-1])
+    inside = _single_unit(boxes[-1], form) if len(form.parts) == 1 else None
+    after = _UNIT_AFTER_BOX_RE.match(_spans.after_last_box(prediction) or "")
+    return inside or (after.group(1) if after and _forms.is_unit_word(after.group(1)) else None)
 
 
 def _is_check(text: str, answer: Any, s: Settings) -> bool:
@@ -598,7 +626,11 @@ def _is_check(text: str, answer: Any, s: Settings) -> bool:
 def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s: Settings) -> bool:
     """Whether one candidate states the answer (or a check of it); an unreadable one is not counted.
     `symbols`: the gold's and the answer's free symbols (a condition on another variable differs)."""
-    value = _value(form.latex) if form.latex else None
+    num = parse_number(text.strip()) if not isinstance(answer, (sympy.FiniteSet, sympy.Tuple)) else None
+    if num is not None:  # a plain number in prose reads as the fast path reads it ('421,00': a decimal comma)
+        value = sympy.Rational(num.value.numerator, num.value.denominator)
+    else:
+        value = _value(form.latex) if form.latex else None
     if value is None:
         value = _value(text)
     if value is None:
@@ -607,12 +639,19 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
         return True  # 'where $a = 3$' next to '\\boxed{b = 7}': another quantity, not a second answer
     if value in (sympy.true, sympy.false):
         return True  # a computation the parser already decided: a remark, not a value
+    named = isinstance(value, sympy.Eq) and isinstance(value.lhs, (sympy.Symbol, sympy.core.function.AppliedUndef))
+    stated = value.rhs if named else value  # 'd = 90/n', 'f(t) = 4x^2 + 1': what is said of the name
+    if named and isinstance(value.lhs, sympy.core.function.AppliedUndef) and stated.free_symbols \
+            and not value.lhs.free_symbols & stated.free_symbols:
+        return False  # 'f(t) = 4x^2 + 1': a function of t whose body is in x is not the answer's function
+    if not getattr(stated, "free_symbols", set()) <= symbols:
+        # a formula in other variables is a step of the working ('y = 8.8 - 0.4x', 'd = 90/n' beside 12;
+        # 'w = 3 - 9t' beside '-2 < x < 7'), unless it is the answer's relation renamed ('y < -3' for 't < -3')
+        return not _rival_relation(value, answer)
     if isinstance(value, sympy.Eq) and not value.free_symbols:
         if _same_value(value.rhs, value.lhs, "", s):
             return True  # a computation written out that holds ('2 \\cdot 3 = 6'): a check of the answer
         value, text = value.rhs, ""
-    if is_condition(value) and not value.free_symbols <= symbols:
-        return False  # 'y < 3' beside '(-\\infty, 3)' for 'm < 3': a condition on another variable
     if _same_value(value, answer, text, s):
         return True
     if isinstance(value, (sympy.Set, sympy.Or, sympy.And)):
@@ -624,6 +663,18 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
         value = sympy.Tuple(*pair) if None not in pair else value
     alike = [e for e in elements if isinstance(e, sympy.Tuple) == isinstance(value, sympy.Tuple)]
     return any(_same_value(value, e, text, s) for e in alike)
+
+
+def _rival_relation(value: Any, answer: Any) -> bool:
+    """Whether a relation in other variables than the answer's states the answer again, renamed: both
+    equations or both conditions, sharing a variable ('f(x) = bt + c' for 'f(x) = bx + c') or in as
+    many variables ('y < -3' for 't < -3'; not 'w = 3 - 9t' beside '-2 < x < 7')."""
+    kinds = [isinstance(v, sympy.Eq) if isinstance(v, sympy.core.relational.Relational) or is_condition(v) else None
+             for v in (value, answer)]
+    if None in kinds or kinds[0] != kinds[1]:
+        return False
+    mine, theirs = value.free_symbols, answer.free_symbols
+    return bool(mine & theirs) or len(mine) == len(theirs)
 
 
 def _names_another_quantity(value: Any, answer: Any) -> bool:

@@ -35,6 +35,7 @@ from typing import Callable
 
 MIN_SIG_DIGITS = 3  # the rounding policy's floor (see verifiers._numbers)
 HEDGES_PER_GOLD = 3  # hedged writings drawn per gold (a right answer stated with a wrong one)
+CONTEXTS_PER_GOLD = 2  # worked-solution writings drawn per gold (the answer with other quantities of the working around it)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,35 @@ def _as_written(rng: random.Random, value: str) -> str:
     """A value as it may appear in prose: inside $...$, \\(...\\), or plain (digits only)."""
     plain = value if all(c.isdigit() or c in "-./ " for c in value) else None
     return rng.choice([f"${value}$", f"\\({value}\\)"] + ([plain, plain] if plain else []))
+
+
+# what a unit measures, for the context quantities (a count noun measures nothing of these)
+_MEASURES = {"m": "length", "cm": "length", "km": "length", "kg": "mass", "hours": "time", "years": "time",
+             "dollars": "money"}
+RELATIONS = ("equation", "relation", "function", "family")  # answers that are equations or conditions themselves
+
+
+def _contexts(rng: random.Random, answer: str, gold: str, structure: str) -> list[tuple[str, str]]:
+    """`answer` stated as a worked solution states it, with other quantities of the working around it
+    that are not answers: a measured quantity of another kind in the answer's sentence ('after 5
+    years'), a formula in other variables after the box, earlier steps ended by a formula with no full
+    stop, a modulus the answer is stated in, a list written as one box per element. With the right
+    answer each is CORRECT; with a near miss in its place, never."""
+    unit = gold.split("{ ")[-1].rstrip("}") if structure == "quantity" else ""
+    kinds = [u for u in ("years", "km", "kg", "dollars") if _MEASURES[u] != _MEASURES.get(unit, "")]
+    k, a, b = rng.randint(2, 12), rng.randint(2, 9), rng.randint(2, 9)
+    box = rng.choice(["\\boxed{{{}}}", "$\\boxed{{{}}}$"]).format(answer)
+    out = [("context: another measured quantity", f"So the value is {box} after {k} {rng.choice(kinds)}."),
+           ("context: steps end without a full stop", f"First $t = {a}$ Then $u = {a + b}$ So the result is ${answer}$.")]
+    if structure not in RELATIONS:
+        out.append(("context: a formula in other variables", f"Hence {box}. Here we used $w = {a} - {b}t$ from the first step."))
+    if structure == "number" and answer.lstrip("-").isdigit():
+        out.append(("context: modulus", f"Then $N \\equiv \\boxed{{{answer}}} \\pmod{{{k + 13}}}$."))
+    if structure == "set" and answer.startswith("\\{") and "<" not in answer:
+        elems = answer[2:-2].split(", ")
+        out.append(("context: one box per element", rng.choice([", ", " \\quad \\text{and} \\quad ", " and "]).join(
+            f"\\boxed{{{e}}}" for e in elems)))
+    return out
 
 
 def _hedges(rng: random.Random, right: str, wrong: str, structure: str) -> list[tuple[str, str]]:
@@ -532,6 +562,12 @@ def generate(seed: int, per_structure: int, structures: list[str] | None = None)
                 pairs.append(Pair(name, fam, gold, _stated(rng, name, fam, writing), True))
             for fam, writing in near:
                 pairs.append(Pair(name, fam, gold, _stated(rng, name, fam, writing), False))
+            if name not in ("text", "choice"):  # worked solutions: the right answer, then a near miss, in context
+                for right in (True, False)[: 2 if near else 1]:
+                    stated = gold if right or not near else rng.choice(near)[1]
+                    for _ in range(CONTEXTS_PER_GOLD):
+                        fam, writing = rng.choice(_contexts(rng, stated, gold, name))
+                        pairs.append(Pair(name, fam, gold, writing, right))
             if near and name != "text":
                 for _ in range(HEDGES_PER_GOLD):
                     fam, writing = rng.choice(_hedges(rng, rng.choice(eq)[1] if eq else gold, rng.choice(near)[1], name))
