@@ -183,6 +183,20 @@ def test_rounding_policy_over_random_fractions():
     assert MIN_SIG_DIGITS == DEFAULT_SIG_DIGITS
 
 
+def test_a_decimal_never_buys_an_integer_a_margin():
+    """An exact integer against a decimal off by a unit in its last integer digit, written with fewer
+    places than `precision`: never equal, however large (a relative tolerance would take 368472012.00
+    for 368472011); with the same digits, always."""
+    rng = random.Random(11)
+    for _ in range(500):
+        n = rng.randint(10**3, 10**12)
+        places = rng.randint(1, 5)
+        for sep in (".", ","):
+            written = f"{n + rng.choice([-1, 1])}{sep}{'0' * places}"
+            assert not numbers_match(parse_number(str(n)), parse_number(written)), written
+            assert numbers_match(parse_number(str(n)), parse_number(f"{n}{sep}{'0' * places}"))
+
+
 def test_free_symbols_renamed_only_where_the_question_does_not_fix_them():
     rng = random.Random(6)
     for _ in range(30):
