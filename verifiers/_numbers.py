@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from verifiers._spans import english_answer_prefix, join_adjacent_boxes
+from verifiers._spans import english_answer_prefix
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_SIG_DIGITS = 3  # rounding policy: a decimal with this many significant digits, correctly rounded, stands for an exact value
@@ -98,7 +98,7 @@ def prepare_prediction(text: str) -> str:
     >>> prepare_prediction("Antwort: 12")
     'Answer: 12'
     """
-    return _PLUS_RE.sub(r"\1\2", english_answer_prefix(join_adjacent_boxes(text.replace("\\$", " "))))
+    return _PLUS_RE.sub(r"\1\2", english_answer_prefix(text.replace("\\$", " ")))
 
 
 def _int(s: str) -> int:

@@ -278,7 +278,7 @@ _PLAIN_LETTER_RE = re.compile(r"(?<![\w\\])\(([A-Z])\)")
 _NUM = r"\d+(?:\.\d+)?"
 _PLAIN_COMPUTATION_RE = re.compile(rf"(?<![\w.\\^_])\(?\s*[-+]?{_NUM}\s*\)?(?:\s*(?:[-+*/^×·=]|\\cdot|\\times)\s*\(?\s*[-+]?{_NUM}\s*\)?)+(?![\w])")
 _NAME_RE = re.compile(r"\s*[A-Za-z]+(?:_\{?\w+\}?)?(?:\s*\([A-Za-z, ]*\))?\s*")  # '$n$', '$f(x)$', '$ABCD$', '$a_n$'
-_VALUE_RE = re.compile(r"\d|^\s*\(?\s*[A-J]\s*\)?\s*$|^\s*\\textbf\s*\{\s*\(?[A-Z]\)?\s*\}\s*$")
+_VALUE_RE = re.compile(r"\d|^\s*\(\s*[A-Z]\s*\)\s*$|^\s*\\textbf\s*\{\s*\(?[A-Z]\)?\s*\}\s*$")
 _UNIT_AFTER_RE = re.compile(r"\s*([A-Za-z]+)\b")
 _NUMBER_WORDS_RE = re.compile(r"(?i)\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
                               r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"

@@ -431,6 +431,8 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
 
 
 Decision = tuple  # (verdict, extracted, gold_parsed, detail)
+# a choice letter written alone in a formula, in the answer region of a choice question: '$D$', '\\((B)\\)'
+_LONE_LETTER_RE = re.compile(r"(?:\$|\\\()\s*\(?\s*([A-J])\s*\)?\s*(?:\$|\\\))")
 
 
 @lru_cache(maxsize=2048)  # deterministic; RL groups often repeat a completion for the same prompt
@@ -439,6 +441,7 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:
         letters = {_spans.choice_gold_letter(c) for _, c in _spans.answer_candidates(prediction)} - {None}
+        letters |= set(_LONE_LETTER_RE.findall((_spans.answer_region(prediction) or ("", ""))[1]))  # '... could be $D$'
         if alternative is None and len(letters) > 1:
             alternative = ", ".join(sorted(letters))  # '\\boxed{(D)} -- perhaps (B)': two choices offered
         if alternative is not None:
@@ -451,6 +454,8 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     if not gold_exprs:
         return _unreadable_gold(prediction, gold)
     gold_text = str(gold_parsed[-1]) if isinstance(gold_parsed[-1], str) else str(gold_exprs[0])
+    if _several_values(gold_exprs[0], gold_form):  # '\\boxed{(1, 2)}, \\boxed{(2, 1)}': one list, for a gold of several values
+        prediction = _spans.join_adjacent_boxes(prediction)
     if alternative is not None and (_spans.HEDGE_WORDS_RE.search(alternative)
                                     or not (_several_values(gold_exprs[0], gold_form) or is_condition(gold_exprs[0]))):
         # '\\boxed{3} or maybe 4', '$3$ (or $4$)': a hedge never matches one answer; a solution set
@@ -580,6 +585,8 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
     kind = _forms.unit_dimension(gold_unit or _answer_unit(prediction))  # what the answer measures, if it says
     symbols = getattr(gold_expr, "free_symbols", set()) | getattr(answer, "free_symbols", set())
     differing: dict[int, list[str]] = {}
+    orderings = _orderings(gold_form)  # the answer is one of the gold's orderings, or the gold's own list of them
+    orderings = orderings if any(expr_equal(o, answer, s) for o in orderings + [gold_expr]) else []
     checks = set()  # sentences with a computation that gives the answer: a check, its other numbers its steps
     for sentence, text in candidates:
         form = _forms.read(text)
@@ -590,7 +597,8 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
             units.add(_forms.canonical_unit(unit))
         if _is_check(text, answer, s):
             checks.add(sentence)
-        elif not _is_the_answer(text, form, answer, symbols, s):
+        elif not _is_the_answer(text, form, answer, symbols, s) and not any(
+                _is_the_answer(text, form, o, symbols, s) for o in orderings):  # '(2, 7) or (7, 2)': the gold's own
             differing.setdefault(sentence, []).append(text)
     for sentence, texts in differing.items():
         if sentence not in checks or sentence == 0:  # the answer's own sentence is never a check
@@ -639,15 +647,11 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
         return True  # 'where $a = 3$' next to '\\boxed{b = 7}': another quantity, not a second answer
     if value in (sympy.true, sympy.false):
         return True  # a computation the parser already decided: a remark, not a value
-    named = isinstance(value, sympy.Eq) and isinstance(value.lhs, (sympy.Symbol, sympy.core.function.AppliedUndef))
-    stated = value.rhs if named else value  # 'd = 90/n', 'f(t) = 4x^2 + 1': what is said of the name
-    if named and isinstance(value.lhs, sympy.core.function.AppliedUndef) and stated.free_symbols \
-            and not value.lhs.free_symbols & stated.free_symbols:
+    if isinstance(value, sympy.Eq) and isinstance(value.lhs, sympy.core.function.AppliedUndef) \
+            and value.rhs.free_symbols and not value.lhs.free_symbols & value.rhs.free_symbols:
         return False  # 'f(t) = 4x^2 + 1': a function of t whose body is in x is not the answer's function
-    if not getattr(stated, "free_symbols", set()) <= symbols:
-        # a formula in other variables is a step of the working ('y = 8.8 - 0.4x', 'd = 90/n' beside 12;
-        # 'w = 3 - 9t' beside '-2 < x < 7'), unless it is the answer's relation renamed ('y < -3' for 't < -3')
-        return not _rival_relation(value, answer)
+    if not getattr(value, "free_symbols", set()) <= symbols and _step_of_the_working(value, answer, symbols):
+        return True
     if isinstance(value, sympy.Eq) and not value.free_symbols:
         if _same_value(value.rhs, value.lhs, "", s):
             return True  # a computation written out that holds ('2 \\cdot 3 = 6'): a check of the answer
@@ -665,16 +669,36 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
     return any(_same_value(value, e, text, s) for e in alike)
 
 
-def _rival_relation(value: Any, answer: Any) -> bool:
-    """Whether a relation in other variables than the answer's states the answer again, renamed: both
-    equations or both conditions, sharing a variable ('f(x) = bt + c' for 'f(x) = bx + c') or in as
-    many variables ('y < -3' for 't < -3'; not 'w = 3 - 9t' beside '-2 < x < 7')."""
-    kinds = [isinstance(v, sympy.Eq) if isinstance(v, sympy.core.relational.Relational) or is_condition(v) else None
-             for v in (value, answer)]
-    if None in kinds or kinds[0] != kinds[1]:
+def _relation_kind(value: Any) -> str:
+    """'equation', 'condition' (an inequality, a condition, an interval or union of them) or 'value'."""
+    if isinstance(value, sympy.Eq):
+        return "equation"
+    if isinstance(value, (sympy.core.relational.Relational, sympy.And, sympy.Or)) or is_condition(value) \
+            or (isinstance(value, sympy.Set) and not isinstance(value, sympy.FiniteSet)):
+        return "condition"
+    return "value"
+
+
+def _step_of_the_working(value: Any, answer: Any, symbols: set) -> bool:
+    """Whether a relation in variables the answer and the gold do not have is a step of the working,
+    not a second answer: an equation beside an answer that is not one ('y = 8.8 - 0.4x' beside
+    (7, 6), 'w = 6 - 7t' beside 7ct), a condition beside a number ('\\Delta x' \\geq 2' beside 100%),
+    a relation of the answer's kind in other variables and more of them ('w = 3 - 9t' beside
+    '-2 < x < 7'). An expression or tuple in other variables ('4ry' for 4rt, '(t, n + 4)'), or the
+    answer's relation renamed ('y \\le 8' for '(-\\infty, 8]'), or a name set to a value in the answer's
+    or the gold's own symbols ('x = \\frac{\\pi}{3} + 2k\\pi + 1' beside '\\frac{\\pi}{3} + 2m\\pi'), is a
+    second answer. `symbols`: the gold's and the answer's free symbols."""
+    mine, theirs = _relation_kind(value), _relation_kind(answer)
+    if mine == "value":
         return False
-    mine, theirs = value.free_symbols, answer.free_symbols
-    return bool(mine & theirs) or len(mine) == len(theirs)
+    if mine == "equation" and isinstance(value.lhs, (sympy.Symbol, sympy.core.function.AppliedUndef)):
+        said = value.rhs.free_symbols  # what is said of the name is in the answer's terms: a second answer
+        if said in (answer.free_symbols, symbols - answer.free_symbols, symbols):
+            return False
+    if mine != theirs:
+        return mine == "equation" or theirs == "value"
+    count = len(answer.free_symbols) or (1 if isinstance(answer, sympy.Set) else 0)  # an interval: one variable
+    return not (value.free_symbols & answer.free_symbols) and len(value.free_symbols) != count
 
 
 def _names_another_quantity(value: Any, answer: Any) -> bool:
