@@ -633,7 +633,7 @@ def _is_check(text: str, answer: Any, s: Settings) -> bool:
 
 def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s: Settings) -> bool:
     """Whether one candidate states the answer (or a check of it); an unreadable one is not counted.
-    `symbols`: the gold's and the answer's free symbols (a condition on another variable differs)."""
+    `symbols`: the gold's and the answer's free symbols (a relation in others: `_step_of_the_working`)."""
     num = parse_number(text.strip()) if not isinstance(answer, (sympy.FiniteSet, sympy.Tuple)) else None
     if num is not None:  # a plain number in prose reads as the fast path reads it ('421,00': a decimal comma)
         value = sympy.Rational(num.value.numerator, num.value.denominator)
