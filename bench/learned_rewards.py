@@ -2,7 +2,7 @@
 
     python bench/learned_rewards.py --recipe bt                          # Bradley-Terry RM alone, report seeds 3,4,5
     python bench/learned_rewards.py --recipe prm --seeds 0,1,2 --parallel 2   # the dev seeds the recipe was tuned on
-    python bench/learned_rewards.py --recipe qrm --bt-from runs/bench-learned-bt  # reuses bt's RMs
+    python bench/learned_rewards.py --recipe qrm --bt-from runs/bench-learned-bt  # reuses bt's RM data
 
 Each seed runs `examples/learned_reward_rl.sh RECIPE` with `SEED=s` (RM data, RM and RL seeded by
 it; the warm start is the same for every seed) into OUT-DIR/seed-s, logging to OUT-DIR/seed-s.log;
@@ -14,7 +14,7 @@ with the worst and best seed, the gain of every seed, the RM's prompt overlap wi
 (which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
 at once; every RM trains on one torch thread whatever `--parallel` is, because the thread count
 changes the RM's bits (and so every number after it). Not a test; not run in CI: about 10 minutes
-per seed for bt, 20 for qrm and prm (its four RL runs 2-3 min each), on 2 CPU cores.
+per seed for bt, about 12 for qrm, 20 for prm (its four RL runs 2-3 min each), on 2 CPU cores.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path 
                          f"from scratch; remove it, pick another --out-dir{', or pass --reuse to read its results' if finished else ''}")
     if not finished:
         env = {**os.environ, "OUT": str(folder), "SEED": str(seed), "THREADS": str(threads)}
-        if bt_from is not None:  # qrm: the data and BT RM of the bt bench's run of this seed
+        if bt_from is not None:  # qrm: the RM data of the bt bench's run of this seed
             env["BT_FROM"] = str(bt_from / f"seed-{seed}")
         start = time.time()
         with open(out_dir / f"seed-{seed}.log", "w") as log:
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1, help="seeds run at once (each RM on one torch thread, whatever --parallel)")
     parser.add_argument("--out-dir", type=Path, default=None, help="default: runs/bench-learned-RECIPE")
     parser.add_argument("--bt-from", type=Path, default=None,
-                        help="qrm: the --out-dir of a finished bt bench over the same seeds, whose data and BT RMs it reuses")
+                        help="qrm: the --out-dir of a finished bt bench over the same seeds, whose RM data it reuses")
     args = parser.parse_args(argv)
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     out_dir = (args.out_dir or ROOT / "runs" / f"bench-learned-{args.recipe}").resolve()
