@@ -115,10 +115,9 @@ def run_math_verify(rows: list[dict]) -> list[str]:
     for row in rows:
         gold = row["gold"] if "$" in row["gold"] or "\\boxed" in row["gold"] else f"${row['gold']}$"
         try:
-            ok = bool(verify(parse(gold), parse(row["response"])))
-        except Exception:  # noqa: BLE001 - a crash counts as "not correct", as it would in a trainer
-            ok = False
-        out.append("correct" if ok else "incorrect")
+            out.append("correct" if verify(parse(gold), parse(row["response"])) else "incorrect")
+        except Exception as exc:  # noqa: BLE001 - math-verify's crash is its verdict here: counted and printed apart
+            out.append(f"error: {type(exc).__name__}")
     return out
 
 
@@ -178,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{ours['recall']:>8.1%} ({ours['accepted_right']:>2}){ours['accepted_stated']:>5}/{ours['stated']:<3}"
               f"{len(ours['false_positives']):>9}{mv['recall']:>11.1%}{mv['accepted_stated']:>5}/{mv['stated']:<3}"
               f"{len(mv['false_positives']):>7}{ours_s:>7.1f}/{mv_s:.1f}")
+        for name, res in (("ours", ours), ("math-verify", mv)):
+            errors = [v for _, v in res["misses"] if v.startswith("error")]
+            if errors:
+                print(f"  {name}: {len(errors)} right answers crashed the verifier ({', '.join(sorted(set(errors)))})")
         by_id = {r["id"]: r for r in rows}
         for name, res in (("ours", ours), ("math-verify", mv)):
             for label, ids in (("false positives", res["false_positives"]), ("misses", [i for i, _ in res["misses"]])):
