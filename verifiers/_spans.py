@@ -297,7 +297,8 @@ def answer_region(text: str) -> tuple[str, str] | None:
     """(how the final answer is stated, the region that states it): the region starts at the final
     answer and runs to the end of the text (at most MAX_REGION_CHARS):
     - 'boxed': the last box's content and everything after the box;
-    - 'statement': what follows the last 'the answer is' / 'Answer:';
+    - 'statement': what follows the last 'the answer is' / 'Answer:' (also when it comes after the
+      last box: 'The final answer is $10,455$' after a step's box);
     - 'line': the last sentence of the last line, when that line holds a formula ($...$, \\(...\\)).
     None for a text with none of these (a bare answer is its own region, read whole).
 

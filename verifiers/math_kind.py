@@ -585,8 +585,7 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
     kind = _forms.unit_dimension(gold_unit or _answer_unit(prediction))  # what the answer measures, if it says
     symbols = getattr(gold_expr, "free_symbols", set()) | getattr(answer, "free_symbols", set())
     differing: dict[int, list[str]] = {}
-    orderings = _orderings(gold_form)  # the answer is one of the gold's orderings, or the gold's own list of them
-    orderings = orderings if any(expr_equal(o, answer, s) for o in orderings + [gold_expr]) else []
+    orderings = _orderings(gold_form)  # '(2, 7) or (7, 2)': each stated beside the answer is the gold's own
     checks = set()  # sentences with a computation that gives the answer: a check, its other numbers its steps
     for sentence, text in candidates:
         form = _forms.read(text)
@@ -597,8 +596,9 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
             units.add(_forms.canonical_unit(unit))
         if _is_check(text, answer, s):
             checks.add(sentence)
-        elif not _is_the_answer(text, form, answer, symbols, s) and not any(
-                _is_the_answer(text, form, o, symbols, s) for o in orderings):  # '(2, 7) or (7, 2)': the gold's own
+        elif not _is_the_answer(text, form, answer, symbols, s) and not (
+                any(_is_the_answer(text, form, o, symbols, s) for o in orderings)
+                and any(expr_equal(o, answer, s) for o in orderings + [gold_expr])):  # the answer is one of them, or all
             differing.setdefault(sentence, []).append(text)
     for sentence, texts in differing.items():
         if sentence not in checks or sentence == 0:  # the answer's own sentence is never a check
