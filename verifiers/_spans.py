@@ -391,6 +391,21 @@ def answer_candidates(text: str) -> list[tuple[int, str]]:
     return [(sum(e < at for e in ends), c) for at, c in sorted(found, key=lambda x: x[0])]
 
 
+# a choice letter written alone in a formula: '$D$', '\\((B)\\)'
+_LONE_LETTER_RE = re.compile(r"(?:\$|\\\()\s*\(?\s*([A-J])\s*\)?\s*(?:\$|\\\))")
+
+
+def offered_letters(text: str) -> set[str]:
+    """The choice letters the answer region of `text` offers: '(B)' in prose, a box's letter, a letter
+    alone in a formula ('... but it could also be $D$'). More than one is a hedge on a choice question.
+
+    >>> sorted(offered_letters("So the answer is \\\\boxed{(B)}; but it could also be $D$."))
+    ['B', 'D']
+    """
+    letters = {choice_gold_letter(c) for _, c in answer_candidates(text)} - {None}
+    return letters | set(_LONE_LETTER_RE.findall((answer_region(text) or ("", ""))[1]))
+
+
 def _balanced(text: str) -> str:
     """A computation cut out of prose without the parenthesis it does not close ('2*3 = 6)')."""
     while text.count("(") < text.count(")") and text.endswith(")"):

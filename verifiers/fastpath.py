@@ -160,6 +160,8 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         return None  # a second answer stated next to the first: the slow path decides (hedge or solution set)
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:  # the slow path reads these the same way
+        if len(_spans.offered_letters(prepared)) > 1:
+            return None  # two letters offered: the slow path says why it is a hedge
         verdict, extracted, detail = math_choice(prepared, letter)
         return result(verdict, "math", start, extracted, letter, detail)
     gold_num = _gold_number(gold)
@@ -176,6 +178,8 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
     if pred is None:
         return None
     text, pred_num = pred
+    if not _region_states_only(prepared, text, pred_num):
+        return None  # another value where the answer is stated ('\\boxed{5}. The final answer is 6'): the slow path decides
     if gold_num is not None and pred_num is not None:
         ok = numbers_match(gold_num, pred_num, rel_tol, precision, sig_digits)
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(),
@@ -195,6 +199,16 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
                       "equivalent" if ok else "not equivalent")
     return None
+
+
+def _region_states_only(prepared: str, text: str, num: Num | None) -> bool:
+    """Whether every value of the answer region (`_spans.answer_candidates`, what the slow path reads
+    for a second answer) is the literal read here, written as read or as the same number."""
+    for _, candidate in _spans.answer_candidates(prepared):
+        other = parse_number(candidate.strip())
+        if candidate.strip() != text and not (other is not None and num is not None and other.value == num.value):
+            return False
+    return True
 
 
 _ASSIGNED_RE = re.compile(r"^(?:([A-Za-z])\s*=\s*)?(.+)$")

@@ -431,8 +431,6 @@ def verify_math(prediction: str, gold: str, **options: Any) -> VerifyResult:
 
 
 Decision = tuple  # (verdict, extracted, gold_parsed, detail)
-# a choice letter written alone in a formula, in the answer region of a choice question: '$D$', '\\((B)\\)'
-_LONE_LETTER_RE = re.compile(r"(?:\$|\\\()\s*\(?\s*([A-J])\s*\)?\s*(?:\$|\\\))")
 
 
 @lru_cache(maxsize=2048)  # deterministic; RL groups often repeat a completion for the same prompt
@@ -440,8 +438,7 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
     alternative = _spans.stated_alternative(prediction)
     letter = _spans.choice_gold_letter(gold)
     if letter is not None:
-        letters = {_spans.choice_gold_letter(c) for _, c in _spans.answer_candidates(prediction)} - {None}
-        letters |= set(_LONE_LETTER_RE.findall((_spans.answer_region(prediction) or ("", ""))[1]))  # '... could be $D$'
+        letters = _spans.offered_letters(prediction)
         if alternative is None and len(letters) > 1:
             alternative = ", ".join(sorted(letters))  # '\\boxed{(D)} -- perhaps (B)': two choices offered
         if alternative is not None:

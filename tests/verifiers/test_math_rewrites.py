@@ -17,6 +17,7 @@ from math_rewrites import MIN_SIG_DIGITS, STRUCTURES, _hedges, generate, rounded
 from verifiers._forms import canonical_unit, description_key, normalise_writing
 from verifiers._numbers import DEFAULT_SIG_DIGITS, numbers_match, parse_number, significant_digits
 from verifiers._spans import answer_candidates, stated_alternative
+from verifiers.fastpath import fast_verify
 from verifiers.math_kind import verify_math
 from verifiers.types import Verdict
 
@@ -49,6 +50,28 @@ def test_equivalent_writings_are_accepted(verdicts, structure):
     missed = [(p.family, p.gold, p.prediction, r.detail) for p, r in mine if r.verdict is not Verdict.CORRECT]
     assert len(mine) >= 10
     assert 1 - len(missed) / len(mine) >= MIN_ACCEPTED, missed[:10]
+
+
+def test_the_fast_path_agrees_on_every_generated_pair(verdicts):
+    """`verify` answers simple literals on the fast path before the slow path runs: on every generated
+    writing, near miss and hedge it decides, it must give the slow path's verdict (a hedge such as
+    '\\boxed{5}. The final answer is 6' was once accepted there while the slow path rejected it)."""
+    decided = [(p, r, fast) for p, r in verdicts if (fast := fast_verify(p.prediction, p.gold)) is not None]
+    differ = [(p.family, p.gold, p.prediction, fast.verdict.value, r.verdict.value)
+              for p, r, fast in decided if fast.verdict is not r.verdict]
+    assert len(decided) >= 50 and not differ, differ[:10]
+
+
+def test_a_second_value_where_the_answer_is_stated_is_never_accepted_on_either_path():
+    rng = random.Random(3)
+    for _ in range(200):
+        n = rng.randint(-999, 999)
+        m = n + rng.choice([-1, 1]) * rng.randint(1, 50)
+        for text in (f"\\boxed{{{n}}}. The final answer is {m}", f"\\boxed{{{n}}} \\pmod{{{abs(m) + 2}}}, or maybe {m}",
+                     f"The answer is {n}. {m} works too."):
+            fast = fast_verify(text, str(n))
+            assert fast is None or fast.verdict is not Verdict.CORRECT, text
+            assert verify_math(text, str(n)).verdict is not Verdict.CORRECT, text
 
 
 def test_verdicts_say_why(verdicts):
