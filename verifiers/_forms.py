@@ -400,7 +400,16 @@ def angle_marks(text: str) -> tuple[bool, bool]:
 
 _STYLE_FRAC_RE = re.compile(r"\\[dt]frac(?![A-Za-z])")
 _LOG_RE = re.compile(r"\\log(?![A-Za-z_])|\\operatorname\s*\{\s*ln\s*\}")  # \log without a base is the natural log
-_ORDINAL_RE = re.compile(r"(\d)\s*(?:\^\s*\{\s*\\(?:text|mathrm|textrm)\s*\{\s*(?:st|nd|rd|th)\s*\}\s*\}|(?:st|nd|rd|th)\b)")
+_ORDINAL_RE = re.compile(r"(\d+)\s*(?:\^\s*\{\s*\\(?:text|mathrm|textrm)\s*\{\s*(st|nd|rd|th)\s*\}\s*\}|(st|nd|rd|th)\b)")
+
+
+def _ordinal(m: re.Match) -> str:
+    """'7^{\\text{th}}', '21st' -> the number; a suffix English does not give that number ('3st', '2th':
+    the product of a number and variables) is kept."""
+    number, suffix = m.group(1), m.group(2) or m.group(3)
+    n = int(number[-2:])
+    right = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return number if suffix == right else m.group()
 _BOLD_RE = re.compile(r"\\(?:textbf|mathbf|textit|emph)\s*\{")
 _INTEGER_SET = r"\\mathbb\s*\{?\s*Z\s*\}?"
 # ', k \in \mathbb{Z}', '(k \in \mathbb{Z})', '\text{ for } k \in \mathbb{Z}', '\text{ where } k \text{ is an integer}'
@@ -421,6 +430,8 @@ _BOUND_FIRST_RE = re.compile(r"(?<![\w}<>=.\\])(?<![<>]\s)(-?\d+(?:\.\d+)?)\s*(<
 
 # 'a c' -> 'ac': single-letter factors written with spaces between them (the parser reads '2 a c' as 2)
 _SPACED_FACTORS_RE = re.compile(r"(?<![\\A-Za-z])([A-Za-z])[ \t]+(?=[A-Za-z](?![A-Za-z{(]))")
+# 'tr' alone (the factors t and r, '2tr'): the parser reads it as the trace and fails; '\\operatorname{tr}(A)' and 'tr(A)' stay
+_TRACE_LETTERS_RE = re.compile(r"(?<![\\A-Za-z{])tr(?![A-Za-z{(])")
 
 
 # '8 r s' -> '8r s' (then '8rs'): a number before single-letter factors written with spaces ('5 m' stays a unit)
@@ -441,7 +452,7 @@ _LATEX_SEPARATOR_RE = re.compile(r"\\[,!; ]|\{,\}|\u2009|\u202f")
 def normalise_writing(text: str) -> str:
     """One writing for what is written many ways, before anything is read: \\dfrac / \\tfrac ->
     \\frac, thousands separators in LaTeX ('16\\,267', '16{,}267') dropped, \\log without a base ->
-    \\ln (the natural log), '2 a c' -> '2ac', '76 percent' -> '76\\%', a bound written first ('5 > m') -> 'm < 5', ordinals
+    \\ln (the natural log), '2 a c' -> '2ac' ('2tr' -> '2t r'), '76 percent' -> '76\\%', a bound written first ('5 > m') -> 'm < 5', ordinals
     '7^{\\text{th}}' / '7th' -> 7, bold / italic wrappers -> \\text, the domain of a family's
     parameter (', k \\in \\mathbb{Z}') dropped, a condition stated in words around it reduced to the
     condition.
@@ -454,12 +465,13 @@ def normalise_writing(text: str) -> str:
     text = _STYLE_FRAC_RE.sub(r"\\frac", text)
     text = _LATEX_THOUSANDS_RE.sub(lambda m: _LATEX_SEPARATOR_RE.sub("", m.group()), text)
     text = _LOG_RE.sub(r"\\ln", text)
-    text = _ORDINAL_RE.sub(r"\1", text)
+    text = _ORDINAL_RE.sub(_ordinal, text)
     text = _BOLD_RE.sub(r"\\text{", text)
     text = _PARAMETER_DOMAIN_RE.sub("", text)
     text = _PERCENT_WORD_RE.sub(r"\1\\%", text)
     text = _SPACED_COEFFICIENT_RE.sub(r"\1\2", text)
     text = _SPACED_FACTORS_RE.sub(r"\1", text)
+    text = _TRACE_LETTERS_RE.sub("t r", text)
     text = _NUMBER_BINOM_RE.sub(r"\1 \\cdot \\binom", text)
     text = _BOUND_FIRST_RE.sub(lambda m: f"{m.group(3)} {_FLIP[m.group(2)]} {m.group(1)}", text)
     return _CONDITION_IN_WORDS_RE.sub("", text)

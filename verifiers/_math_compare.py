@@ -483,10 +483,32 @@ MAX_RENAMED = 3  # at most this many free symbols are matched up (3! orders)
 PARAMETER_NAMES = frozenset("k n m l j t".split())  # the usual names of an integer parameter of a family
 
 
+def _counts_periods(value: Basic, x: Basic) -> bool:
+    """Whether `value` is linear in `x` with a rational multiple of pi as its coefficient (k in
+    '\\frac{\\pi}{4} + 2k\\pi', whatever its name)."""
+    try:
+        coeff = sympy.diff(value, x)
+        return not coeff.free_symbols and coeff != 0 and bool((coeff / sympy.pi).is_rational)
+    except Exception:  # sympy cannot differentiate it: not a family
+        return False
+
+
+def _has_offset(value: Basic, x: Basic) -> bool:
+    """A family stated with its offset ('\\frac{\\pi}{6} + a\\pi'): a nonzero rational multiple of pi
+    where the parameter is 0. A bare '2\\pi r' (no offset, no 'x =') is the question's r, not a parameter."""
+    try:
+        rest = value.subs(x, 0)
+        return not rest.free_symbols and rest != 0 and bool((rest / sympy.pi).is_rational)
+    except Exception:  # not decidable: not a family
+        return False
+
+
 def free_parameters(gold: Any) -> set | None:
     """The gold's symbols that the question does not fix, so an answer may name them otherwise:
     - the constants of a function definition (a, b in f(x) = ax + b; x is fixed);
-    - the integer parameter of a family of angles (k in x = 2k\\pi; x is fixed);
+    - the integer parameter of a family of angles (k in x = 2k\\pi; x is fixed): a symbol the answer is
+      linear in with a rational multiple of pi as its coefficient, named as parameters usually are
+      (`PARAMETER_NAMES`) or in a family stated with 'x =' or with an offset ('\\frac{\\pi}{4} + a\\pi');
     - the one symbol of a tuple or set of expressions ((n, n + 2)).
     None for any other answer: the symbols of an expression, an equation or a relation are the
     question's own (x^2 + 1 is not y^2 + 1)."""
@@ -497,7 +519,8 @@ def free_parameters(gold: Any) -> set | None:
         return set(definition[2].free_symbols) - set(definition[1]) or None
     value = gold.rhs if is_assignment_relation(gold) else gold
     if isinstance(value, Basic) and value.has(sympy.pi):
-        params = {x for x in value.free_symbols if str(x) in PARAMETER_NAMES}
+        params = {x for x in value.free_symbols if _counts_periods(value, x)
+                  and (str(x) in PARAMETER_NAMES or is_assignment_relation(gold) or _has_offset(value, x))}
         return params or None
     if isinstance(gold, (sympy.Tuple, sympy.FiniteSet, sympy.Interval)) and len(gold.free_symbols) == 1:
         return set(gold.free_symbols)

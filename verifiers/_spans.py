@@ -293,13 +293,17 @@ _MODULUS_RE = re.compile(r"\\pmod\s*\{[^{}]*\}|\\pmod\s*\d+|\(\s*(?:\\(?:bmod|mo
 _BARE_LATEX_RE = re.compile(r"[-+]?\d*(?:\\[A-Za-z]+\s*(?:\{[^{}$]*\}\s*)+|\\pi\b)(?:\s*[-+]?\s*\d*(?:\\[A-Za-z]+\s*(?:\{[^{}$]*\}\s*)+|\\pi\b))*")
 
 
+MAX_REMARK_CHARS = 160  # prose after the last formula line read with it (a remark: '(0.9 by the other method).')
+
+
 def answer_region(text: str) -> tuple[str, str] | None:
     """(how the final answer is stated, the region that states it): the region starts at the final
     answer and runs to the end of the text (at most MAX_REGION_CHARS):
     - 'boxed': the last box's content and everything after the box;
     - 'statement': what follows the last 'the answer is' / 'Answer:' (also when it comes after the
       last box: 'The final answer is $10,455$' after a step's box);
-    - 'line': the last sentence of the last line, when that line holds a formula ($...$, \\(...\\)).
+    - 'line': the last sentence of the last line that holds a formula ($...$, \\(...\\)), and the lines
+      after it when they are a short remark ('It is $\\frac{4}{5}$', then '(0.9 by the other method).').
     None for a text with none of these (a bare answer is its own region, read whole).
 
     >>> answer_region("We get \\\\boxed{3}, though 4 is possible.")
@@ -315,17 +319,21 @@ def answer_region(text: str) -> tuple[str, str] | None:
         return "boxed", text[starts[-1]:][:MAX_REGION_CHARS]
     if statements:  # no box, or 'The final answer is $10,455$' after the last box (a step's)
         return "statement", english[statements[-1].end():][:MAX_REGION_CHARS].strip()
-    line = next((ln for ln in reversed(text.splitlines()) if ln.strip()), "")
-    formulas = list(_MATH_SEGMENT_RE.finditer(line))
-    if not formulas:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    with_formula = [i for i, ln in enumerate(lines) if _MATH_SEGMENT_RE.search(ln)]
+    if not with_formula:
         return None
+    line, after = lines[with_formula[-1]], "\n".join(lines[with_formula[-1] + 1:])
+    after = after if len(after) <= MAX_REMARK_CHARS else ""  # a short remark after it is part of the region; paragraphs are working
+    formulas = list(_MATH_SEGMENT_RE.finditer(line))
     inside = [(m.start(), m.end()) for m in formulas]
     ends = [m.end() for m in _SENTENCE_END_RE.finditer(line, 0, formulas[-1].start())
             if not any(a <= m.start() < b for a, b in inside)]
     # a formula that ends a sentence without a full stop: '$y = 6$ So, the pair is $(7, 6)$.'
     ends += [m.end() for m in formulas[:-1] if re.match(r"\s+[A-Z][a-z]*\b", line[m.end():])]
     ends.sort()
-    return "line", line[ends[-1] if ends else 0:][-MAX_REGION_CHARS:]
+    region = line[ends[-1] if ends else 0:] + ("\n" + after if after else "")
+    return "line", region[:MAX_REGION_CHARS]
 
 
 def answer_candidates(text: str) -> list[tuple[int, str]]:

@@ -115,23 +115,42 @@ LATEX_ONLY = CONFIG[:1]  # the same LaTeX config object, so its compiled regexes
 MAX_PLUS_MINUS = 2  # an answer with more \pm signs than this is not expanded (2**n readings)
 
 
-def _parse(text: str, config: list = CONFIG) -> list:
+def _parse(text: str, config: list = CONFIG, keep: frozenset = frozenset()) -> list:
     """math-verify `parse` with unit stripping decided per answer (see module docstring): parse
     without unit stripping; when the answer has free symbols and ends in a unit, strip it and keep
-    that reading only if what was removed is a separated unit, not a letter glued to a number.
+    that reading only if what was removed is a separated unit, not a letter glued to a number, and
+    not letters in `keep` (the gold's own variables: '6cm' is 6cm, not 6 centimetres, for a gold 6mc).
     An answer the parser cannot read because of a \\pm inside a fraction or a list is read as the
     set of its sign choices (see `_plus_minus`)."""
-    raw = parse(text, config, parsing_timeout=None)
+    if "d" in text and "\\int" not in text:  # 'd \\cdot 3a': the parser reads a differential 'd\\cdot'; here a factor
+        text = _D_BEFORE_COMMAND_RE.sub(r"d\\,", text)
+    raw = _products_of_d(parse(text, config, parsing_timeout=None))
     if len(raw) == 1 and isinstance(raw[0], str):
         return _plus_minus(raw[0], config) or raw
     if len(raw) != 2 or not isinstance(raw[1], str) or not getattr(raw[0], "free_symbols", None):
         return raw
     stripped = normalize_latex(raw[1], UNIT_STRIPPING)
-    if stripped and stripped != raw[1] and _is_separated_unit(raw[1], stripped):
+    if stripped and stripped != raw[1] and _is_separated_unit(raw[1], stripped, keep):
         again = parse(f"${stripped}$", config, parsing_timeout=None)
         if again and isinstance(again[0], (Basic, MatrixBase)):
             return again
     return raw
+
+
+_D_BEFORE_COMMAND_RE = re.compile(r"(?<![\\A-Za-z])d(?=\s*\\[A-Za-z])")
+
+
+def _products_of_d(parsed: list) -> list:
+    """The parser reads 'd' before a letter as a differential: '3da' is the symbol 'da'. Outside an
+    integral or a derivative (none is left after parsing) it is the product d*a, as '3ad' is."""
+    expr = parsed[0] if parsed else None
+    if not isinstance(expr, Basic):
+        return parsed
+    names = {s: sympy.Symbol("d", **s.assumptions0) * sympy.Symbol(s.name[1:], **s.assumptions0) for s in expr.free_symbols
+             if isinstance(s, sympy.Symbol) and re.fullmatch(r"d[A-Za-z]", s.name)}
+    if not names or expr.has(sympy.Integral, sympy.Derivative):
+        return parsed
+    return [expr.xreplace(names), *parsed[1:]]
 
 
 _PM_RE = re.compile(r"\\(pm|mp)(?![A-Za-z])")
@@ -155,11 +174,12 @@ def _plus_minus(latex: str, config: list) -> list:
     return [sympy.FiniteSet(*readings), latex]
 
 
-_GLUED_TAIL_RE = re.compile(r"(?<![\w.\\])([+-]?\d+(?:\.\d+)?[A-Za-z])[.!]?\s*$")
+_GLUED_TAIL_RE = re.compile(r"(?<![\w.\\])([+-]?\d+(?:\.\d+)?([A-Za-z]+))[.!]?\s*$")
 _LATEX_MARKERS = ("$", "\\boxed", "\\fbox", "\\(", "\\[")
 
 
-def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, _forms.Reading | None]:
+def _parse_prediction(prediction: str, latex_only: bool = False,
+                      keep: frozenset = frozenset()) -> tuple[list, _forms.Reading | None]:
     """`_parse` for a completion, and the answer's form when it was read through `verifiers._forms`.
 
     An answer written alone (a bare prediction, the only \\boxed{}, a prediction that is one
@@ -169,7 +189,8 @@ def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, 
     that ends in several numbers joined by "or" / "and" / ", " is the set of them (a hedge).
     In plain text (no LaTeX markers), math-verify's plain-expression pattern reads a final "5t" as
     5, dropping the letter; a final number glued to one letter is a variable answer (see the
-    module docstring), so it is read as LaTeX, the way a gold "5t" is.
+    module docstring), so it is read as LaTeX, the way a gold "5t" is; so is "3am" when a and m are the
+    gold's variables (`keep`), else its letters may be a word or a unit ("3 am", "3kg").
     `latex_only`: only answers written in LaTeX are read (math-verify's LaTeX extraction alone)."""
     bare = _forms.is_bare(prediction)
     span = _answer_span(prediction)
@@ -177,7 +198,7 @@ def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, 
     if span is not None and not (latex_only and bare) and parse_number(span) is None:
         reading = _forms.bare_reading(family) if bare else _forms.read(family)
         if reading is not None and (reading.changed or bare or family != span):
-            parsed = _read_parse(reading)
+            parsed = _read_parse(reading, keep)
             if parsed:
                 return parsed, reading
     if latex_only:
@@ -189,11 +210,11 @@ def _parse_prediction(prediction: str, latex_only: bool = False) -> tuple[list, 
             return parsed, None
     if not any(marker in prediction for marker in _LATEX_MARKERS):
         glued = _GLUED_TAIL_RE.search(_spans.final_answer_span(prediction) or "")
-        if glued:
-            parsed = _parse(f"${glued.group(1)}$")
+        if glued and (len(glued.group(2)) == 1 or set(glued.group(2)) <= keep):  # '3am' is 3am for a gold in a and m
+            parsed = _parse(f"${glued.group(1)}$", keep=keep)
             if parsed:
                 return parsed, None
-    return _parse(prediction), None
+    return _parse(prediction, keep=keep), None
 
 
 def _hedge_span(prediction: str) -> str:
@@ -229,12 +250,12 @@ def _answer_span(prediction: str) -> str | None:
     return _spans.closing_formula(s) if "\\boxed" not in s and "\\fbox" not in s else None
 
 
-def _read_parse(reading: _forms.Reading) -> list:
+def _read_parse(reading: _forms.Reading, keep: frozenset = frozenset()) -> list:
     """Parse a form's LaTeX; inequalities joined by "or" / "and" become one condition (the union /
     the intersection of what they describe). [] when it does not parse."""
     if not reading.latex:
         return []
-    parsed = _parse(f"${reading.latex}$", LATEX_ONLY)
+    parsed = _parse(f"${reading.latex}$", LATEX_ONLY, keep)
     if not parsed or not isinstance(parsed[0], (Basic, MatrixBase)):
         return []
     expr = parsed[0]
@@ -243,13 +264,15 @@ def _read_parse(reading: _forms.Reading) -> list:
     return [expr, reading.latex]
 
 
-def _is_separated_unit(before: str, after: str) -> bool:
+def _is_separated_unit(before: str, after: str, keep: frozenset = frozenset()) -> bool:
     removed = before[len(after):] if before.startswith(after) else ""
     if not removed or after.count("{") != after.count("}"):
         return False  # a "unit" inside a group (\\frac{1}{\\mathrm{e}}) is not a trailing unit
     if re.search(r"(?:\\cdot|\\times|[-+*/^=])\s*$", after):
         return False  # '6 \\cdot m': what precedes the "unit" still needs it
     inner = re.sub(r"\\(?:text|mathrm|mbox)\s*\{([^{}]*)\}", r"\1", removed).strip("{} ")
+    if inner.isalpha() and set(inner) <= keep:
+        return False  # the gold's variables ('6cm' against '6mc'), not a unit
     glued = not removed[0].isspace() and not removed.startswith("\\") and not removed.startswith("~")
     if glued and inner.isalpha() and len(inner) <= 3 and inner.lower() not in _forms.SHORT_UNITS:
         return False  # '\\frac{1}{2}ab', '5t': variables glued to a value, not a unit ('5cm' is one)
@@ -458,7 +481,8 @@ def _decide(prediction: str, gold: str, s: Settings, latex_only: bool) -> Decisi
         # '\\boxed{3} or maybe 4', '$3$ (or $4$)': a hedge never matches one answer; a solution set
         # stated as '$x = 1$ or $x = 3$' is read below against a gold with several values
         return Verdict.INCORRECT, None, gold_text, f"hedge: a second answer stated ({alternative[:40]!r})"
-    pred_parsed, pred_form = _parse_prediction(prediction, latex_only)
+    keep = frozenset(str(x) for x in getattr(gold_exprs[0], "free_symbols", ()))
+    pred_parsed, pred_form = _parse_prediction(prediction, latex_only, keep)
     worded = _worded_answer(prediction, gold, gold_text, gold_form, bool(pred_parsed))
     if worded is not None:
         return worded
@@ -584,7 +608,17 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
     differing: dict[int, list[str]] = {}
     orderings = _orderings(gold_form)  # '(2, 7) or (7, 2)': each stated beside the answer is the gold's own
     checks = set()  # sentences with a computation that gives the answer: a check, its other numbers its steps
+    exact = _exact_value(gold_expr)
     for sentence, text in candidates:
+        rounded = _rounding_of(text, exact, _num_from(pred_parsed), s)
+        if rounded is not None:  # '\\boxed{28.5}, or 28.47' for 9\\sqrt{10}: each decimal against the gold itself
+            if not rounded:
+                differing.setdefault(sentence, []).append(text)
+            continue
+        chain = _forms.ordered_chain(text)
+        if chain is not None and not _chain_holds(chain, text):  # '-4 < -6 < \\sqrt{7} works too': a false ordering
+            differing.setdefault(sentence, []).append(text)
+            continue
         form = _forms.read(text)
         unit = _single_unit(text, form) if len(form.parts) == 1 else None  # '436 g', '73\\text{ kg}'
         if unit and _forms.unit_dimension(unit) in _forms.DIMENSIONS and _forms.unit_dimension(unit) != kind:
@@ -601,6 +635,26 @@ def _second_candidate(prediction: str, pred_parsed: list, gold_expr: Any, gold_f
         if sentence not in checks or sentence == 0:  # the answer's own sentence is never a check
             return texts[0]
     return f"units {sorted(units)}" if len(units) > 1 else None
+
+
+def _exact_value(gold_expr: Any) -> Num | None:
+    """A gold that is an exact real number (3\\sqrt{11}, \\frac{100}{7}) as a `Num` (40 digits); None for
+    a decimal gold (itself a rounding) or anything that is not a number."""
+    value = numeric_value(gold_expr)
+    if value is None or value.has(Float) or not value.is_real or not value.is_finite:
+        return None
+    return as_num(value)
+
+
+def _rounding_of(text: str, exact: Num | None, answer: Num | None, s: Settings) -> bool | None:
+    """For a decimal candidate beside an exact gold: whether it is an answer by the rounding policy
+    against the gold itself (not against the answer: '28.47' rounds to a boxed 28.5, and is not
+    9\\sqrt{10} = 28.4605 rounded); None when the candidate is not a decimal, the gold is not exact, or
+    the candidate is the answer as read."""
+    num = parse_number(text.strip())
+    if exact is None or num is None or not num.decimals or (answer is not None and answer.value == num.value):
+        return None
+    return numbers_match(exact, num, s.rel_tol, s.precision, s.sig_digits)
 
 
 _UNIT_AFTER_BOX_RE = re.compile(r"[\s$]*(?:\\text\s*\{\s*)?([A-Za-z]+)")
@@ -632,12 +686,13 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
     """Whether one candidate states the answer (or a check of it); an unreadable one is not counted.
     `symbols`: the gold's and the answer's free symbols (a relation in others: `_step_of_the_working`)."""
     num = parse_number(text.strip()) if not isinstance(answer, (sympy.FiniteSet, sympy.Tuple)) else None
+    keep = frozenset(map(str, symbols))  # letters that are variables here, never units ('6cm' for 6mc)
     if num is not None:  # a plain number in prose reads as the fast path reads it ('421,00': a decimal comma)
         value = sympy.Rational(num.value.numerator, num.value.denominator)
     else:
-        value = _value(form.latex) if form.latex else None
+        value = _value(form.latex, keep) if form.latex else None
     if value is None:
-        value = _value(text)
+        value = _value(text, keep)
     if value is None:
         return True  # words, not a value: nothing to compare
     if _names_another_quantity(value, answer):
@@ -649,6 +704,8 @@ def _is_the_answer(text: str, form: _forms.Reading, answer: Any, symbols: set, s
         return False  # 'f(t) = 4x^2 + 1': a function of t whose body is in x is not the answer's function
     if not getattr(value, "free_symbols", set()) <= symbols and _step_of_the_working(value, answer, symbols):
         return True
+    if symbols and _relation_kind(value) == "condition" and not value.free_symbols <= symbols:
+        return False  # 'y \\le 5' beside '(-\\infty, 5]' for 'm \\le 5': the condition on another variable
     if isinstance(value, sympy.Eq) and not value.free_symbols:
         if _same_value(value.rhs, value.lhs, "", s):
             return True  # a computation written out that holds ('2 \\cdot 3 = 6'): a check of the answer
@@ -684,11 +741,15 @@ def _step_of_the_working(value: Any, answer: Any, symbols: set) -> bool:
     '-2 < x < 7'). An expression or tuple in other variables ('4ry' for 4rt, '(t, n + 4)'), or the
     answer's relation renamed ('y \\le 8' for '(-\\infty, 8]'), or a name set to a value in the answer's
     or the gold's own symbols ('x = \\frac{\\pi}{3} + 2k\\pi + 1' beside '\\frac{\\pi}{3} + 2m\\pi'), is a
-    second answer. `symbols`: the gold's and the answer's free symbols."""
+    second answer; a name given a formula beside a pair ('w = 6 - 2t' beside '(t, t + 1)') is a step.
+    `symbols`: the gold's and the answer's free symbols."""
     mine, theirs = _relation_kind(value), _relation_kind(answer)
     if mine == "value":
         return False
     if mine == "equation" and isinstance(value.lhs, (sympy.Symbol, sympy.core.function.AppliedUndef)):
+        if isinstance(answer, (sympy.Tuple, sympy.Interval)) and value.lhs not in symbols and value.rhs.free_symbols \
+                and not isinstance(value.rhs, (sympy.Tuple, sympy.Set)):
+            return True  # 'w = 6 - 2t' beside the pair '(t, t+1)' (read as a pair or an interval): a formula for one name
         said = value.rhs.free_symbols  # what is said of the name is in the answer's terms: a second answer
         if said in (answer.free_symbols, symbols - answer.free_symbols, symbols):
             return False
@@ -817,8 +878,8 @@ def _single_unit(span: str, shape: _forms.Reading) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def _value(latex: str) -> Any:
-    parsed = _parse(f"${latex}$", LATEX_ONLY)
+def _value(latex: str, keep: frozenset = frozenset()) -> Any:
+    parsed = _parse(f"${latex}$", LATEX_ONLY, keep)
     return parsed[0] if parsed and isinstance(parsed[0], (Basic, MatrixBase)) else None
 
 

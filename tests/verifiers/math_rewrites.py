@@ -33,6 +33,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from fractions import Fraction
 from typing import Callable
 
+from latex2sympy2_extended import latex2sympy
+
 MIN_SIG_DIGITS = 3  # the rounding policy's floor (see verifiers._numbers)
 HEDGES_PER_GOLD = 3  # hedged writings drawn per gold (a right answer stated with a wrong one)
 CONTEXTS_PER_GOLD = 2  # worked-solution writings drawn per gold (the answer with other quantities of the working around it)
@@ -65,6 +67,17 @@ TEXT_WRAPPERS = {k: WRAPPERS[k] for k in ("bare", "boxed", "final boxed")} | {
 }
 # a writing of plain text ('3 2/7' as a mixed number, '12 apples') is stated as plain text
 PLAIN_WRAPPERS = {"bare": WRAPPERS["bare"], "sentence": TEXT_WRAPPERS["sentence"]}
+
+
+# the letters a variable, a constant or a parameter is drawn from: any but e and i (the constants)
+LETTERS = "abcdfghjklmnopqrstuvwxyz"
+# two letters after a number that read as a unit, an ordinal or a word ('3kg', '3rd', '3or'): such a
+# gold is a quantity, not a product of two variables (the quantity structure covers units)
+_READ_AS_WORDS = {"cm", "mm", "km", "ft", "hr", "kg", "lb", "yr", "sq", "rd", "or"}
+
+
+def _letters(rng: random.Random, k: int, exclude: str = "") -> list[str]:
+    return rng.sample([c for c in LETTERS if c not in exclude], k)
 
 
 UNIONS = ("relation", "interval", "set")  # structures where 'A or B' inside one answer is a union, not a hedge
@@ -104,6 +117,10 @@ def _contexts(rng: random.Random, answer: str, gold: str, structure: str) -> lis
            ("context: steps end without a full stop", f"First $t = {a}$ Then $u = {a + b}$ So the result is ${answer}$.")]
     if structure not in RELATIONS:
         out.append(("context: a formula in other variables", f"Hence {box}. Here we used $w = {a} - {b}t$ from the first step."))
+    approx = _irrational_value(answer) if structure in ("number", "expression") else None
+    if approx is not None:  # its value rounded within the policy, stated as a remark (a coarser one is a second answer)
+        places = max(0, MIN_SIG_DIGITS - 1 - math.floor(math.log10(abs(approx)))) + rng.randint(0, 2)
+        out.append(("context: an approximation after the box", f"So {box}, which is about {rounded(approx, places)}."))
     if structure == "number" and answer.lstrip("-").isdigit():
         out.append(("context: modulus", f"Then $N \\equiv \\boxed{{{answer}}} \\pmod{{{k + 13}}}$."))
     if structure == "set" and answer.startswith("\\{") and "<" not in answer:
@@ -111,6 +128,17 @@ def _contexts(rng: random.Random, answer: str, gold: str, structure: str) -> lis
         out.append(("context: one box per element", rng.choice([", ", " \\quad \\text{and} \\quad ", " and "]).join(
             f"\\boxed{{{e}}}" for e in elems)))
     return out
+
+
+def _irrational_value(answer: str) -> float | None:
+    """The value of an answer that is an irrational real number ('9\\sqrt{10}', '\\frac{2\\pi}{3}'), by sympy; else None."""
+    try:
+        value = latex2sympy(answer)
+        if getattr(value, "is_number", False) and value.is_real and value.is_rational is False:
+            return float(value)
+    except Exception:  # not a plain number: no approximation to state
+        pass
+    return None
 
 
 def _hedges(rng: random.Random, right: str, wrong: str, structure: str) -> list[tuple[str, str]]:
@@ -162,7 +190,8 @@ def _decimal_pairs(rng: random.Random, exact_latex: str, value: float) -> tuple[
     eq = [("rounded", good)]
     near = []
     off = _off_last_digit(good, rng)
-    if abs(float(off) - value) > 2e-6 * abs(value):  # beyond rel_tol (1e-6), which accepts any closer decimal
+    half_unit = Decimal(1).scaleb(-places) / 2  # a value halfway rounds either way: neither side is a near miss
+    if abs(float(off) - value) > 2e-6 * abs(value) and abs(Decimal(off) - Decimal(repr(value))) > half_unit * (1 + Decimal("1e-6")):
         near.append(("rounding one digit off", off))
     truncated = str(Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), rounding="ROUND_DOWN" if value > 0 else "ROUND_UP"))
     tie = abs(abs(Decimal(repr(value)) - Decimal(truncated)) - Decimal(1).scaleb(-places) / 2) < Decimal(1).scaleb(-places - 6)
@@ -296,7 +325,9 @@ def expression(rng: random.Random) -> tuple[str, list, list]:
         return gold, eq, near
     if shape == "product":
         k = rng.randint(2, 9)
-        u, v = rng.sample("abcmnpqrst", 2)
+        u, v = _letters(rng, 2)
+        while u + v in _READ_AS_WORDS or v + u in _READ_AS_WORDS:
+            u, v = _letters(rng, 2)
         gold = f"{k}{u}{v}"
         eq = [("spaces", f"{k} {u} {v}"), ("cdot", f"{k} \\cdot {u} \\cdot {v}"), ("reordered", f"{k}{v}{u}"),
               ("times", f"{k}\\times {u}{v}"), ("factor moved", f"{u} \\cdot {k}{v}")]
@@ -348,7 +379,7 @@ def _rel_sym(strict: bool, greater: bool) -> str:
 def relation(rng: random.Random) -> tuple[str, list, list]:
     a = rng.randint(-9, 9)
     strict, greater = rng.random() < 0.5, rng.random() < 0.5
-    v = rng.choice("xtm")
+    v = _letters(rng, 1)[0]
     rel = _rel_sym(strict, greater)
     flip = _rel_sym(strict, not greater)
     interval = (f"({a}, \\infty)" if strict else f"[{a}, \\infty)") if greater else (f"(-\\infty, {a})" if strict else f"(-\\infty, {a}]")
@@ -422,7 +453,7 @@ def finite_set(rng: random.Random) -> tuple[str, list, list]:
 
 def tuple_answer(rng: random.Random) -> tuple[str, list, list]:
     if rng.random() < 0.35:  # a family of pairs: its parameter is free
-        p, q = rng.sample("nkmta", 2)
+        p, q = _letters(rng, 2)
         d = rng.randint(1, 5)
         gold = f"({p}, {p}+{d})"
         eq = [("parameter renamed", f"({q}, {q}+{d})"), ("reordered sum", f"({p}, {d}+{p})"), ("left right", f"\\left({p}, {p}+{d}\\right)")]
@@ -454,10 +485,14 @@ def tuple_answer(rng: random.Random) -> tuple[str, list, list]:
 def family(rng: random.Random) -> tuple[str, list, list]:
     """Solutions of a periodic equation: x = c + d k\\pi, k an integer (k is free)."""
     d = rng.choice([1, 2])
-    k, other = rng.sample("knm", 2)
+    k, other = _letters(rng, 2, exclude="x")
     dk = "" if d == 1 else str(d)
     c = rng.choice(["", "\\frac{\\pi}{2} + ", "\\frac{\\pi}{3} + ", "\\frac{\\pi}{4} + ", "\\frac{\\pi}{6} + "])
-    gold = f"x = {c}{dk}{k}\\pi" if rng.random() < 0.7 else f"{c}{dk}{k}\\pi"  # a gold with or without 'x ='
+    if not c and rng.random() < 0.3:  # '2k\\pi' alone: only its name says it is a parameter ('2\\pi r' is the question's r)
+        k, other = rng.sample("knmlj", 2)
+        gold = f"{dk}{k}\\pi"
+    else:
+        gold = f"x = {c}{dk}{k}\\pi" if rng.random() < 0.7 or not c else f"{c}{dk}{k}\\pi"  # with or without 'x ='
     bare = "" if gold.startswith("x") else " (gold without x =)"
     eq = [("parameter renamed" + bare, f"x = {c}{dk}{other}\\pi"), ("without x =", f"{c}{dk}{other}\\pi"),
           ("parameter after pi", f"x = {c}{dk}\\pi {k}"), ("with domain", f"x = {c}{dk}{other}\\pi, \\ {other} \\in \\mathbb{{Z}}"),
@@ -470,8 +505,7 @@ def family(rng: random.Random) -> tuple[str, list, list]:
 
 def function(rng: random.Random) -> tuple[str, list, list]:
     if rng.random() < 0.5:  # a general function: its constants are free
-        a, b = rng.sample("abc", 2)
-        p, q = rng.sample("pqrs", 2)
+        a, b, p, q = _letters(rng, 4, exclude="xft")
         gold = f"f(x) = {a}x + {b}"
         eq = [("constants renamed", f"f(x) = {p}x + {q}"), ("terms reordered", f"f(x) = {b} + {a}x"),
               ("constants swapped names", f"f(x) = {b}x + {a}"), ("spaces", f"f(x)={a} x+{b}")]

@@ -86,7 +86,8 @@ def test_normalisation_is_idempotent_and_keeps_based_logs():
     rng = random.Random(1)
     for _ in range(200):
         a, b = rng.randint(1, 99), rng.randint(2, 9)
-        text = rng.choice([f"\\dfrac{{{a}}}{{{b}}}", f"\\tfrac{{{a}}}{{{b}}}", f"\\log {a}", f"\\log_{{{b}}} {a}", f"{a}^{{\\text{{th}}}}",
+        nth = "th" if 11 <= a % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(a % 10, "th")
+        text = rng.choice([f"\\dfrac{{{a}}}{{{b}}}", f"\\tfrac{{{a}}}{{{b}}}", f"\\log {a}", f"\\log_{{{b}}} {a}", f"{a}^{{\\text{{{nth}}}}}",
                            f"x = {a}k\\pi, k \\in \\mathbb{{Z}}", f"{a} > m", f"{a} < x < {a + b}"])
         thousands = rng.randint(1000, 10**7)
         sep = rng.choice(["\\,", "{,}", "\\ ", "\\!"])
@@ -97,6 +98,8 @@ def test_normalisation_is_idempotent_and_keeps_based_logs():
         assert normalise_writing(once) == once
         assert "dfrac" not in once and "tfrac" not in once and "^{\\text" not in once and "mathbb" not in once
         assert ("\\log_" in once) == ("\\log_" in text)  # a log with a base stays one
+        wrong = "th" if nth != "th" else "st"  # '22th', '3st': not an ordinal English writes, kept as written
+        assert normalise_writing(f"{a}{wrong}") == f"{a}{wrong}"
         assert (f"{a} < x < {a + b}" in once) == (f"{a} < x < {a + b}" in text)  # a chain reads as it is
 
 
