@@ -65,20 +65,27 @@ def _fit(tmp_path, backbone, name, rank_coef, steps):
 
 @pytest.mark.slow
 def test_quantiles_are_ordered_and_calibrated_on_a_task_with_known_spread(tmp_path, tiny_backbone):
-    """Measured (seed 0): the default (ranking term on) after 300 steps: calibration error 0.08;
+    """Measured (seed 0) on a Xeon: the default (ranking term on) after 300 steps: calibration error 0.08;
     quantile regression alone after 600 steps: 0.03, each kind's quantiles within 0.05 of the true
-    ones away from the floored kind's jump; 150 steps leave 0.13 (not yet fitted)."""
+    ones away from the floored kind's jump; 150 steps leave 0.13 (not yet fitted). On an AMD EPYC
+    (other kernels, other rounding), over seeds 0-4 of data and training: default 0.080-0.147,
+    pinball alone 0.047-0.085 (0.050-0.094 with 200 held-out prompts: the spread is the fit's, not
+    the held-out draw's); pinball alone, the largest gap of a kind's mean quantiles to the true ones:
+    wide 0.060-0.100, narrow 0.010-0.042; the floored kind's q_0.10 0.044-0.214 and q_0.35 0.559-0.660
+    (1,200 steps do not do better). The bounds sit above every measured run of both CPUs: calibration
+    0.20 and 0.12, quantiles within 0.15, q_0.10 of the floored kind below 0.3 with q_0.35 above 0.5
+    (its lower tail far below its bulk, 0.6-1.0)."""
     result, held, taus, q = _fit(tmp_path, tiny_backbone, "default", rank_coef=1.0, steps=300)
     assert (np.diff(q, axis=1) >= 0).all()  # ordered
     calibration = quantile_calibration(taus, q, np.array([r["y"] for r in held]))
-    assert calibration["error"] <= 0.12, calibration
+    assert calibration["error"] <= 0.20, calibration
     assert result["eval"]["calibration_error/y"] == pytest.approx(calibration["error"], abs=1e-6)
 
     _, held, taus, q = _fit(tmp_path, tiny_backbone, "pinball", rank_coef=0.0, steps=600)
-    assert quantile_calibration(taus, q, np.array([r["y"] for r in held]))["error"] <= 0.06
+    assert quantile_calibration(taus, q, np.array([r["y"] for r in held]))["error"] <= 0.12
     normal = torch.distributions.Normal(0.3, 0.05)
     for kind, true in (("wide", taus), ("narrow", normal.icdf(torch.tensor(taus)).numpy())):
         mine = q[[r["response"] == kind for r in held]].mean(0)
-        assert np.abs(mine - true).max() < 0.1, (kind, mine.round(2))
+        assert np.abs(mine - true).max() < 0.15, (kind, mine.round(2))
     floored = q[[r["response"] == "floored" for r in held]].mean(0)
-    assert floored[1] < 0.1 and floored[6] > 0.55  # q_0.10 at the floor, q_0.35 above it: the floor's fifth is the tail
+    assert floored[1] < 0.3 and floored[6] > 0.5  # q_0.10 near the floor, q_0.35 in the bulk: the floor's fifth is the tail

@@ -71,6 +71,7 @@ PLAIN_WRAPPERS = {"bare": WRAPPERS["bare"], "sentence": TEXT_WRAPPERS["sentence"
 
 # the letters a variable, a constant or a parameter is drawn from: any but e and i (the constants)
 LETTERS = "abcdfghjklmnopqrstuvwxyz"
+CONTEXT_LETTERS = "tuw"  # the worked-solution contexts' own variables: an answer in them would make its steps answers
 # two letters after a number that read as a unit, an ordinal or a word ('3kg', '3rd', '3or'): such a
 # gold is a quantity, not a product of two variables (the quantity structure covers units)
 _READ_AS_WORDS = {"cm", "mm", "km", "ft", "hr", "kg", "lb", "yr", "sq", "rd", "or"}
@@ -361,14 +362,13 @@ def expression(rng: random.Random) -> tuple[str, list, list]:
 
 def equation(rng: random.Random) -> tuple[str, list, list]:
     m, c = rng.choice([-4, -3, -2, 2, 3, 4, 5]), rng.randint(1, 9)
-    sm = "-" if m < 0 else ""
-    gold = f"y = {m}x + {c}"
-    eq = [("sides swapped", f"{m}x + {c} = y"), ("terms reordered", f"y = {c} {'-' if m < 0 else '+'} {abs(m)}x"),
-          ("no spaces", f"y={m}x+{c}"), ("moved to one side", f"y - {c} = {m}x"),
-          ("doubled", f"2y = {2 * m}x + {2 * c}")]
-    near = [("constant off by one", f"y = {m}x + {c + 1}"), ("sign", f"y = {m}x - {c}"),
-            ("variables swapped", f"x = {m}y + {c}"), ("slope off by one", f"y = {m + 1}x + {c}")]
-    del sm
+    y, x = ("y", "x") if rng.random() < 0.5 else _letters(rng, 2, exclude=CONTEXT_LETTERS)  # the question's variables
+    gold = f"{y} = {m}{x} + {c}"
+    eq = [("sides swapped", f"{m}{x} + {c} = {y}"), ("terms reordered", f"{y} = {c} {'-' if m < 0 else '+'} {abs(m)}{x}"),
+          ("no spaces", f"{y}={m}{x}+{c}"), ("moved to one side", f"{y} - {c} = {m}{x}"),
+          ("doubled", f"2{y} = {2 * m}{x} + {2 * c}")]
+    near = [("constant off by one", f"{y} = {m}{x} + {c + 1}"), ("sign", f"{y} = {m}{x} - {c}"),
+            ("variables swapped", f"{x} = {m}{y} + {c}"), ("slope off by one", f"{y} = {m + 1}{x} + {c}")]
     return gold, eq, near
 
 
@@ -400,15 +400,16 @@ def interval(rng: random.Random) -> tuple[str, list, list]:
     lo, hi = rng.choice([("[", "]"), ("(", "]"), ("[", ")"), ("(", ")")])
     lrel, rrel = ("\\le" if lo == "[" else "<"), ("\\le" if hi == "]" else "<")
     written = f"{lo}{a}, {b}{hi}"
-    builder = f"\\{{x \\mid {a} {lrel} x {rrel} {b}\\}}"
+    x = "x" if rng.random() < 0.5 else _letters(rng, 1, exclude=CONTEXT_LETTERS)[0]
+    builder = f"\\{{{x} \\mid {a} {lrel} {x} {rrel} {b}\\}}"
     if (lo, hi) == ("(", ")"):  # (a, b) alone can be a point: the gold is stated as a set
-        gold = rng.choice([builder, f"{a} < x < {b}"])
+        gold = rng.choice([builder, f"{a} < {x} < {b}"])
         eq = [("interval", written), ("left right", f"\\left({a}, {b}\\right)"), ("builder colon", builder.replace("\\mid", ":")),
-              ("relation", f"{a} < x < {b}"), ("membership", f"x \\in ({a},{b})")]
+              ("relation", f"{a} < {x} < {b}"), ("membership", f"{x} \\in ({a},{b})")]
     else:
         gold = written
-        eq = [("left right", f"\\left{lo}{a}, {b}\\right{hi}"), ("relation", f"{a} {lrel} x {rrel} {b}"),
-              ("set builder", builder), ("builder colon", builder.replace("\\mid", ":")), ("membership", f"x \\in {written}"),
+        eq = [("left right", f"\\left{lo}{a}, {b}\\right{hi}"), ("relation", f"{a} {lrel} {x} {rrel} {b}"),
+              ("set builder", builder), ("builder colon", builder.replace("\\mid", ":")), ("membership", f"{x} \\in {written}"),
               ("no space", written.replace(" ", ""))]
     near = [("left bracket flipped", f"{'(' if lo == '[' else '['}{a}, {b}{hi}"),
             ("right bracket flipped", f"{lo}{a}, {b}{')' if hi == ']' else ']'}"),
@@ -435,13 +436,14 @@ def finite_set(rng: random.Random) -> tuple[str, list, list]:
                 ("value changed", " < ".join(texts[:-1] + [str(int(values[-1]) + 1) if "sqrt" not in texts[-1] else texts[-1] + "+1"]))]
         return gold, eq, near
     gold = "\\{" + ", ".join(elems) + "\\}"
+    x = "x" if rng.random() < 0.5 else _letters(rng, 1, exclude=CONTEXT_LETTERS)[0]
     shuffled = elems[:]
     while shuffled == elems:
         rng.shuffle(shuffled)
     eq = [("reordered", "\\{" + ", ".join(shuffled) + "\\}"), ("no braces", ", ".join(shuffled)),
           ("left right", "\\left\\{" + ", ".join(elems) + "\\right\\}"),
-          ("solutions in words", " \\text{ or } ".join(f"x = {e}" for e in shuffled)),
-          ("membership", "x \\in \\{" + ", ".join(elems) + "\\}")]
+          ("solutions in words", " \\text{ or } ".join(f"{x} = {e}" for e in shuffled)),
+          ("membership", f"{x} \\in \\{{" + ", ".join(elems) + "\\}")]
     extra = str(max(int(e) for e in elems if e.lstrip("-").isdigit()) + 1) if not symbolic or size > 2 else "1"
     changed = elems[:]
     i = rng.randrange(size)
