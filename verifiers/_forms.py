@@ -410,6 +410,8 @@ def _ordinal(m: re.Match) -> str:
     n = int(number[-2:])
     right = "th" if 11 <= n % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return number if suffix == right else m.group()
+
+
 _BOLD_RE = re.compile(r"\\(?:textbf|mathbf|textit|emph)\s*\{")
 _INTEGER_SET = r"\\mathbb\s*\{?\s*Z\s*\}?"
 # ', k \in \mathbb{Z}', '(k \in \mathbb{Z})', '\text{ for } k \in \mathbb{Z}', '\text{ where } k \text{ is an integer}'
