@@ -4,6 +4,7 @@
     python bench/math_rewrites.py                       # 20,000+ pairs, seed 1
     python bench/math_rewrites.py --per-structure 40 --seed 7 --show 5
     python bench/math_rewrites.py --failures            # the failing families of ours, counted
+    python bench/math_rewrites.py --no-anchor --structures family tuple --per-structure 60 --seed 9 --failures
 
 For each structure: the share of equivalent writings accepted (CORRECT) and the share of near
 misses accepted (false positives; the target is 0). math-verify is called as its README shows,
@@ -77,12 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--per-structure", type=int, default=190, help="golds per structure (about 9 pairs each: 20,000+ pairs)")
+    ap.add_argument("--structures", nargs="*", default=None, help="only these structures (default: all)")
     ap.add_argument("--no-anchor", action="store_true", help="skip math-verify")
     ap.add_argument("--only-anchor", action="store_true", help="run math-verify alone (to run the two side by side in two processes)")
     ap.add_argument("--failures", action="store_true", help="count our failures by structure and family")
     ap.add_argument("--show", type=int, default=0, help="print up to N failing pairs per family")
     args = ap.parse_args(argv)
-    pairs = generate(args.seed, args.per_structure)
+    pairs = generate(args.seed, args.per_structure, args.structures)
     print(f"{len(pairs)} pairs, seed {args.seed}; load {Path('/proc/loadavg').read_text().split()[:3]}")
     verdicts, seconds = {}, {}
     runs = ([] if args.only_anchor else [("ours", ours)]) + ([] if args.no_anchor else [("math-verify", anchor)])
