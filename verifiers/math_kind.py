@@ -142,12 +142,14 @@ _D_BEFORE_COMMAND_RE = re.compile(r"(?<![\\A-Za-z])d(?=\s*\\[A-Za-z])")
 
 def _products_of_d(parsed: list) -> list:
     """The parser reads 'd' before a letter as a differential: '3da' is the symbol 'da'. Outside an
-    integral or a derivative (none is left after parsing) it is the product d*a, as '3ad' is."""
+    integral or a derivative (none is left after parsing) it is the product d*a, as '3ad' is; not
+    inside a word ('odd', which a gold '\\text{odd}' is too)."""
     expr = parsed[0] if parsed else None
-    if not isinstance(expr, Basic):
+    if not isinstance(expr, Basic) or len(parsed) < 2 or not isinstance(parsed[1], str):
         return parsed
+    alone = set(re.findall(r"(?<![A-Za-z\\])d([A-Za-z])", parsed[1]))  # 'd' not preceded by a letter: '3da', 'da + 1'
     names = {s: sympy.Symbol("d", **s.assumptions0) * sympy.Symbol(s.name[1:], **s.assumptions0) for s in expr.free_symbols
-             if isinstance(s, sympy.Symbol) and re.fullmatch(r"d[A-Za-z]", s.name)}
+             if isinstance(s, sympy.Symbol) and re.fullmatch(r"d[A-Za-z]", s.name) and s.name[1] in alone}
     if not names or expr.has(sympy.Integral, sympy.Derivative):
         return parsed
     return [expr.xreplace(names), *parsed[1:]]
