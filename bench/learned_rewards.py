@@ -8,8 +8,9 @@ Each seed runs `examples/learned_reward_rl.sh RECIPE` with `SEED=s` (RM data, RM
 it; the warm start is the same for every seed) into OUT-DIR/seed-s, logging to OUT-DIR/seed-s.log;
 every seed runs from scratch: a seed folder that exists is an error, unless `--reuse` says to read
 the RL summaries a finished one holds (a reused seed is marked in the output).
-Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta), it prints held-out
-greedy accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation
+Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta with --rollback-on-alarm, and
+clip-delta without it and stopped by a gold-free alarm), it prints the arm's gold budget (gold-labelled probe
+prompts its decisions read), held-out greedy accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation
 with the worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts
 (which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
 at once; every RM trains on one torch thread whatever `--parallel` is, because the thread count
@@ -31,7 +32,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV_SEEDS = (0, 1, 2)  # the seeds the recipes were tuned on
-ARMS = {"bt": ["rl"], "qrm": ["rl-mean", "rl-cvar"], "prm": ["rl-raw", "rl-clip", "rl-delta", "rl-clip-delta"]}
+ARMS = {"bt": ["rl"], "qrm": ["rl-mean", "rl-cvar"],
+        "prm": ["rl-raw", "rl-clip", "rl-delta", "rl-clip-delta", "rl-clip-delta-no-rollback", "rl-clip-delta-gold-free"]}
+# gold labels a run's decisions read (the policy it keeps): --rollback-on-alarm keeps the policy of the best gold
+# probe (256 prompts with gold answers, apart from the 500 evaluated); the others read none (a probe they log is
+# only measured). The RMs' training labels come from the verifier (bt, qrm) or a step check (prm) on RM prompts.
+GOLD_BUDGET = {"rl-raw": 256, "rl-clip": 256, "rl-delta": 256, "rl-clip-delta": 256}
 
 
 def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path | None = None, reuse: bool = False) -> dict:
@@ -73,9 +79,19 @@ def spread(values: list[float], scale: float = 100.0) -> str:
     return f"{statistics.mean(values):5.1f} +- {sd:4.1f} [{min(values):5.1f}, {max(values):5.1f}]"
 
 
+def stop_note(summary: dict) -> str:
+    """` (alarm 80, back to 50)` for a run the hack alarm stopped, else ``."""
+    stopped = summary.get("stopped_by_alarm")
+    if not stopped:
+        return ""
+    back = stopped.get("rolled_back_to")
+    kept = back.get("step") if isinstance(back, dict) else back
+    return f" (alarm {stopped.get('step')}" + (f", back to {kept})" if kept is not None else ")")
+
+
 def table(recipe: str, results: dict[int, dict]) -> tuple[str, dict]:
-    lines = [f"{'arm':<14} {'before %':>8}  {'after % (mean +- sd [min, max])':>34}  {'gain, points':>30}  "
-             f"{'badly wrong % before -> after':>30}  gains by seed"]
+    lines = [f"{'arm':<26} {'gold':>4} {'before %':>8}  {'after % (mean +- sd [min, max])':>34}  {'gain, points':>30}  "
+             f"{'badly wrong % before -> after':>30}  gains by seed (stopped at step / kept step)"]
     record = {}
     for arm in ARMS[recipe]:
         runs = [results[s][arm] for s in sorted(results)]
@@ -84,12 +100,14 @@ def table(recipe: str, results: dict[int, dict]) -> tuple[str, dict]:
         gains = [a - b for a, b in zip(after, before)]
         bad_before = [r["badly_wrong_before"] for r in runs]
         bad_after = [r["badly_wrong_after"] for r in runs]
-        lines.append(f"{arm:<14} {100 * statistics.mean(before):8.1f}  {spread(after):>34}  {spread(gains):>30}  "
-                     f"{100 * statistics.mean(bad_before):8.1f} -> {spread(bad_after):>18}  "
-                     + " ".join(f"{100 * g:+.1f}" for g in gains))
+        stops = [stop_note(r) for r in runs]
+        lines.append(f"{arm:<26} {GOLD_BUDGET.get(arm, 0):>4} {100 * statistics.mean(before):8.1f}  {spread(after):>34}  "
+                     f"{spread(gains):>30}  {100 * statistics.mean(bad_before):8.1f} -> {spread(bad_after):>18}  "
+                     + " ".join(f"{100 * g:+.1f}{stop}" for g, stop in zip(gains, stops)))
         record[arm] = {"seeds": sorted(results), "before": before, "after": after, "gain": gains,
                        "badly_wrong_before": bad_before, "badly_wrong_after": bad_after,
-                       "rm_prompt_overlap": [r.get("rm_prompt_overlap") for r in runs]}
+                       "rm_prompt_overlap": [r.get("rm_prompt_overlap") for r in runs],
+                       "gold_budget": GOLD_BUDGET.get(arm, 0), "stopped": [r.get("stopped_by_alarm") for r in runs]}
     return "\n".join(lines), record
 
 

@@ -44,12 +44,22 @@ if [ "$KIND" = prm ]; then
   rewardlab train-rm --kind prm --backbone "$POLICY" --data "$OUT/data/train/stepwise.jsonl" \
     --eval-data "$OUT/data/test/stepwise.jsonl" --step-separator " " --steps 3000 --batch-size 256 --lr 2e-3 \
     --warmup-steps 100 --stop-at step_auroc=0.9 --save-every 500 --cpu-threads "$THREADS" --seed "$SEED" --output "$OUT/rm"
-  for refine in raw clip delta clip-delta; do
-    log "RL with prm:$refine alone (token-level returns: reinforce_pp)"
+  # each refinement with --rollback-on-alarm (its gold budget: the 256 probe prompts whose gold answers pick the
+  # policy kept); then Clip-Delta twice more with no gold in any decision: 100 steps whatever happens, and
+  # stopped at the first gold-free alarm (completion length or PRM step count drift) with the policy it has then.
+  # (The probe is still measured in those two, for the curves; nothing reads it.)
+  for arm in raw clip delta clip-delta clip-delta:no-rollback clip-delta:gold-free; do
+    refine=${arm%%:*}
+    case "$arm" in
+      *:no-rollback) guard=(); name=$refine-no-rollback ;;
+      *:gold-free) guard=(--gold-alarm false --stop-on-alarm); name=$refine-gold-free ;;
+      *) guard=(--rollback-on-alarm); name=$refine ;;
+    esac
+    log "RL with prm:$refine alone (token-level returns: reinforce_pp) ${guard[*]}"
     rewardlab rl --model "$POLICY" --data "$TASK" --reward "prm:$OUT/rm/final:$refine" --estimator reinforce_pp \
-      --max-new-tokens 21 --group-size 8 --prompts-per-step 64 --lr 5e-5 --steps 100 --rollback-on-alarm \
-      --seed "$SEED" --output-dir "$OUT/rl-$refine" \
-      | tee "$OUT/rl-$refine.log"
+      --max-new-tokens 21 --group-size 8 --prompts-per-step 64 --lr 5e-5 --steps 100 "${guard[@]}" \
+      --seed "$SEED" --output-dir "$OUT/rl-$name" \
+      | tee "$OUT/rl-$name.log"
   done
   grep "held-out greedy accuracy .* -> " "$OUT/rl-clip-delta.log"
   exit 0

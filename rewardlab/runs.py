@@ -35,6 +35,7 @@ on top of checkpoints that exist (`CheckpointError` instead).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -168,10 +169,19 @@ def write_config(config: Any, out_dir: str | Path, resumed_from: str | None) -> 
         except json.JSONDecodeError:
             old = None
         new = {k: v for k, v in json.loads(json.dumps(config_to_dict(config))).items() if k not in ignore}
+        if old is not None:  # an option added since the run started, at its default, changes nothing
+            added = {k for k in new if k not in old and k in _defaults(config) and new[k] == _defaults(config)[k]}
+            new = {k: v for k, v in new.items() if k not in added}
         if old == new:
             return current
         return save_config(config, out, f"config.resume-{resumed_from}.json")
     return save_config(config, out)
+
+
+def _defaults(config: Any) -> dict[str, Any]:
+    """The config's fields that have a default, with it (as config.json writes it)."""
+    fields = [f for f in dataclasses.fields(config) if f.default is not dataclasses.MISSING]
+    return json.loads(json.dumps({f.name: f.default for f in fields}, default=str))
 
 
 def start_run_dir(config: Any, out_dir: str | Path, resume_from: Path | None) -> None:

@@ -103,6 +103,8 @@ class MonitorConfig:
     probe_every: int = opt(10, "steps between gold probes", gt=0)
     hack_gold_drop: float = opt(0.05, "hack alarm: gold accuracy this far below its best while the proxy reward holds", gt=0)
     hack_drift: float = opt(0.3, "hack alarm: mean completion length or PRM step count this far (relative) from its start", gt=0)
+    gold_alarm: bool = opt(True, "hack alarm on a gold drop (reads gold: the probe, else the rollouts'); false: only the "
+                                 "gold-free alarms (length, PRM step count drift)")
     stop_on_alarm: bool = opt(False, "stop the run (policy, report and summary saved) when the hack monitor raises an alarm")
     rollback_on_alarm: bool = opt(False, "on an alarm, stop and keep the policy of the best gold probe so far (implies --stop-on-alarm)")
     max_none_steps: int = opt(2, "stop after this many steps in a row with a None reward for every completion (0: never)", ge=0)

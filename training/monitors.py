@@ -234,7 +234,7 @@ class HackMonitor:
 
     gold_drop: float = 0.05
     drift: float = 0.3
-    gold_key: str = "probe/accuracy"  # or "accuracy" (the rollouts' gold correct rate) without a probe
+    gold_key: str | None = "probe/accuracy"  # or "accuracy" (the rollouts' gold correct rate) without a probe; None: no gold alarm
     window: int = 5  # steps the proxy, the rollouts' accuracy and the drifts are averaged over
     probe_window: int = 3  # gold probes averaged (one probe of 256 prompts has a standard error of ~3 points)
     history: list[dict[str, float]] = field(default_factory=list)
@@ -266,7 +266,7 @@ class HackMonitor:
     def observe(self, record: dict[str, Any]) -> str | None:
         self.history.append({k: v for k, v in record.items() if isinstance(v, (int, float))})
         alarm, self.expected = None, False
-        gold_key = self.gold_key if isinstance(record.get(self.gold_key), (int, float)) else None
+        gold_key = self.gold_key if self.gold_key and isinstance(record.get(self.gold_key), (int, float)) else None
         proxy = self._smooth("reward/mean")
         if gold_key is not None and proxy is not None:
             gold = self._smooth(gold_key, self.probe_window if gold_key.startswith("probe/") else self.window)
@@ -345,4 +345,5 @@ def build_monitors(run: Run, probe_rows: list[dict], warn: Any) -> Monitors:
     constant = ConstantReward(reward_name(run.reward_fn), max_none_steps=c.max_none_steps, max_constant_steps=c.max_constant_steps)
     return Monitors(samples=SampleLog(c.log_samples), constant=constant,
                     ood=OODShare(models) if models else None, probe=probe,
-                    hack=HackMonitor(c.hack_gold_drop, c.hack_drift, gold_key="probe/accuracy" if probe else "accuracy"), warn=warn)
+                    hack=HackMonitor(c.hack_gold_drop, c.hack_drift, gold_key=None if not c.gold_alarm else "probe/accuracy" if probe else "accuracy"),
+                    warn=warn)

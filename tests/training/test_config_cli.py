@@ -117,7 +117,9 @@ def test_a_config_json_from_before_the_pieces_resumes_with_its_config_unchanged(
 
     old = json.loads((Path(__file__).parent / "rl_config_before_pieces.json").read_text())
     config = RLConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in old.items()})
-    assert json.loads(json.dumps(config_to_dict(config))) == old  # every field, flat, same values
+    now = json.loads(json.dumps(config_to_dict(config)))
+    assert {k: now[k] for k in old} == old  # every field, flat, same values
+    assert {k: v for k, v in now.items() if k not in old} == {"gold_alarm": True}  # options added since, at their default
     (tmp_path / "config.json").write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
     write_config(config, tmp_path, resumed_from="step-000050")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json"]  # same config: no config.resume-*.json

@@ -226,6 +226,29 @@ def test_hack_monitor_gold_vs_proxy(records, alarm):
         assert len(raised) == 1 and alarm in raised[0]
 
 
+def test_a_run_without_the_gold_alarm_reads_no_gold_and_still_alarms_on_drift(tiny_dir, tmp_path):
+    """--gold-alarm false: gold that falls while the proxy rises raises nothing (nothing reads it), a drift still does."""
+    falling = [(0.1, 0.30), (0.2, 0.40), (0.3, 0.44), (0.4, 0.34), (0.5, 0.30), (0.6, 0.28)]
+    for key in ("probe/accuracy", "accuracy"):
+        mon = HackMonitor(gold_drop=0.05, gold_key=None)
+        assert not any(mon.observe({"step": i + 1, "reward/mean": p, key: g, "length/mean": 4.0})
+                       for i, (p, g) in enumerate(falling))
+    said = [mon.observe({"step": 7 + s, "reward/mean": 0.7, "probe/accuracy": 0.2, "length/mean": 9.0}) for s in range(5)]
+    assert any(x and "mean completion length drifted" in x for x in said)
+    from types import SimpleNamespace
+
+    from training.monitors import build_monitors
+
+    def reward(prompts, completions, **_):
+        return [0.0] * len(completions)
+
+    for gold_alarm, key in ((True, "probe/accuracy"), (False, None)):
+        config = RLConfig(model=str(tiny_dir), output_dir=tmp_path / "run", reward="length:target=2,coef=1",
+                          gold_alarm=gold_alarm, stop_on_alarm=True, **BASE)
+        run = SimpleNamespace(config=config, reward_fn=reward, accuracy_fn=lambda *a: 1.0)
+        assert build_monitors(run, [{"prompt": "1+1=", "answer": "2"}], print).hack.gold_key == key
+
+
 def test_hack_monitor_length_and_step_count_drift():
     mon = HackMonitor(drift=0.5)
     said = [mon.observe({"step": s, "reward/mean": 0.0, "length/mean": 8.0, "reward/prm/steps_mean": 2.0 + (s > 5) * 13.0})
