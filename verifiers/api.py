@@ -96,6 +96,42 @@ def _check_kind(kind: Any, name: str, where: str) -> str:
     return kind
 
 
+OVERLAP_SLICE = 512  # items taken through the fast path before their slow ones are handed to the workers
+
+
+class _Overlap:
+    """The slow items of `verify_items`, sent to the worker pool slice by slice from a thread of their own, so that
+    the workers verify one slice while the caller's thread takes the next through the fast path (the pool's calls
+    wait on pipes, without the GIL). A batch of one slice runs in the caller's thread."""
+
+    def __init__(self, workers: int | None) -> None:
+        self.workers, self.sent = workers, 0
+        self._runs: list[tuple[list[int], Any]] = []  # (slots, a Future or the results themselves)
+        self._thread: Any = None
+
+    def send(self, tasks: list[Task], slots: list[int], last: bool = False) -> None:
+        part, where = tasks[self.sent:], slots[self.sent:]
+        self.sent = len(tasks)
+        if last and not self._runs:  # the only slice: no thread
+            self._runs.append((where, get_pool().run(part, self.workers)))
+            return
+        if self._thread is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verify-overlap")
+        self._runs.append((where, self._thread.submit(get_pool().run, part, self.workers)))
+
+    def results(self) -> list[tuple[int, VerifyResult]]:
+        out = []
+        try:
+            for where, run in self._runs:
+                out += zip(where, run if isinstance(run, list) else run.result())
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown(wait=True, cancel_futures=True)
+        return out
+
+
 def verify_items(
     items: Sequence[Item],
     timeout: float | None = None,
@@ -108,7 +144,10 @@ def verify_items(
     `timeout` is the hard limit per item in seconds (None: the kind's default, see
     `default_timeout`); `timeouts` gives one per item instead (the service batches items of
     requests that asked for different limits). This is the common engine of `verify_batch`, the
-    CLI and the service.
+    CLI and the service. An item repeated in the batch (same prediction, gold, kind, options and
+    limit: an RL group often repeats a completion) is verified once and its copies get its result;
+    the slow items of each slice of `OVERLAP_SLICE` go to the workers while the next slice takes the
+    fast path.
     """
     if timeouts is not None and len(timeouts) != len(items):
         raise ValueError(f"verify_items: {len(timeouts)} timeouts for {len(items)} items")
@@ -130,7 +169,16 @@ def verify_items(
     keys: dict[int, str] = {}  # item of a cached kind -> its cache key
     copies: dict[int, int] = {}  # item -> the earlier item of this batch it repeats (run once)
     first: dict[str, int] = {}
+    seen: dict[tuple, int] = {}  # (prediction, gold, kind, options, limit) -> its first item: every kind is deterministic
+    overlap = _Overlap(workers)  # the slow items of a slice go to the workers while the next slice takes the fast path
     for i, (prediction, gold, kind, options) in enumerate(items):
+        if i and i % OVERLAP_SLICE == 0 and len(tasks) > overlap.sent:
+            overlap.send(tasks, slots)
+        same = (prediction, gold, kind, id(options), timeouts[i] if timeouts is not None else None)
+        if same in seen:  # an RL group repeats completions: the first one's verdict serves its copies
+            copies[i] = seen[same]
+            continue
+        seen[same] = i
         if fast is not None and kind not in NO_FAST_PATH:
             start = time.perf_counter()
             try:
@@ -158,13 +206,14 @@ def verify_items(
             first[key] = i
         slots.append(i)
         tasks.append(Task(KINDS[kind], prediction, gold, options, limit, kind))
-    if tasks:
-        for slot, result in zip(slots, get_pool().run(tasks, workers)):
-            if slot in notes:
-                result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
-            results[slot] = result
-            if slot in keys and _cacheable(result):
-                _cache_put(keys[slot], result)
+    if len(tasks) > overlap.sent:
+        overlap.send(tasks, slots, last=True)
+    for slot, result in overlap.results():
+        if slot in notes:
+            result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
+        results[slot] = result
+        if slot in keys and _cacheable(result):
+            _cache_put(keys[slot], result)
     for i, j in copies.items():
         results[i] = results[j]
     return results  # type: ignore[return-value]

@@ -80,6 +80,45 @@ def test_order_is_preserved_across_chunks_and_workers(light_pool):
     assert [r.extracted for r in results if r.verdict is Verdict.CORRECT] == [str(i) for i in range(n) if i % 2 and i % 5]
 
 
+def test_a_batch_over_several_slices_runs_each_distinct_item_once_in_order(light_pool):
+    # slices of the batch go to the workers while the next one takes the fast path (verifiers.api._Overlap);
+    # an item repeated in the batch (an RL group repeats completions) is verified once, its copies share the verdict
+    from verifiers.api import OVERLAP_SLICE
+
+    n = 3 * OVERLAP_SLICE + 7
+    preds = [str(i % 700) if i % 3 else "x" for i in range(n)]  # repeats: i and i + 700 are the same item
+    golds = [str(i % 700) for i in range(n)]
+    kinds = ["raises" if i % 700 % 11 == 0 else "stamp" for i in range(n)]
+    results = verify_batch(preds, golds, kind=kinds, workers=2)
+    expected = [Verdict.ERROR if i % 700 % 11 == 0 else Verdict.CORRECT if i % 3 else Verdict.INCORRECT for i in range(n)]
+    assert [r.verdict for r in results] == expected
+    stamps = {}
+    for i, r in enumerate(results):
+        if kinds[i] == "stamp":
+            stamps.setdefault((preds[i], golds[i]), set()).add(r.extracted)
+    assert all(len(s) == 1 for s in stamps.values())  # each distinct item ran once
+    assert len(set().union(*stamps.values())) == len(stamps)  # and distinct items ran apart
+
+
+def test_a_failing_pool_in_a_later_slice_reaches_the_caller(light_pool, monkeypatch):
+    from verifiers.api import OVERLAP_SLICE
+
+    calls = []
+    run = light_pool.run
+
+    def failing(tasks, workers=None):
+        calls.append(len(tasks))
+        if len(calls) == 2:
+            raise RuntimeError("verifier workers fail to start (test)")
+        return run(tasks, workers)
+
+    monkeypatch.setattr(light_pool, "run", failing)
+    n = 2 * OVERLAP_SLICE + 1
+    with pytest.raises(RuntimeError, match="fail to start"):
+        verify_batch([str(i) for i in range(n)], [str(i) for i in range(n)], kind="exact", workers=2)
+    assert len(calls) >= 2
+
+
 def test_a_private_pool_with_its_own_memory_cap():
     # 256 MiB cap: a 1 GiB bytearray fails inside the worker -> ERROR, worker restarted
     pool = VerifierPool(PoolConfig(workers=1, memory_mb=256, preload=()))

@@ -77,7 +77,14 @@ def pid(prediction: str, gold: str, **options) -> VerifyResult:
     return VerifyResult(Verdict.CORRECT, extracted=str(os.getpid()))
 
 
+def stamp(prediction: str, gold: str, **options) -> VerifyResult:
+    """A verdict that tells one run from another (process and clock): items run apart never share it."""
+    return VerifyResult(Verdict.CORRECT if prediction == gold else Verdict.INCORRECT,
+                        extracted=f"{os.getpid()}:{time.monotonic_ns()}")
+
+
 FAKE_KINDS = {
     name: f"verifier_fake_kinds:{name}"
-    for name in ("exact", "sleep", "spin_in_c", "allocate", "hard_exit", "segfault", "chatty", "raises", "exits", "wrong_type", "pid")
+    for name in ("exact", "sleep", "spin_in_c", "allocate", "hard_exit", "segfault", "chatty", "raises", "exits", "wrong_type",
+                 "pid", "stamp")
 }
