@@ -14,7 +14,10 @@ For `math` it decides:
   slow path does;
 - a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only);
 - a bare answer made of exact literals (`_fast_bare`): a bound against a half-line ("x > 7" for
-  "(7, \\infty)"), a solution set ("x = 13 or x = -9" for "-9, 13"), assignments against a tuple.
+  "(7, \\infty)"), a solution set ("x = 13 or x = -9" for "-9, 13"), assignments against a tuple;
+- a closed form against a closed form, both q*sqrt(n) or q*pi with q rational ("\\sqrt{28}" for
+  "2\\sqrt{7}", "\\frac{5}{16}\\pi" for "\\frac{5\\pi}{16}"), boxed, in $...$, stated, or bare: exact
+  arithmetic on (q, square-free n), no parser (`_closed_form`).
   A bare formula otherwise ("3\\sqrt{2}", "x = 2 or x = -3" against a number) and plain text ending
   in a hedge ("2 or 3") are left to the slow path, which reads them whole.
 Anything else (percent, currency, units, "final answer is ... I hope", several boxes, LaTeX
@@ -175,9 +178,19 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
             ok, text, detail = bare
             return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
     pred = pred_literal(prepared)
+    bare = pred is None and gold_num is None and _forms.is_bare(prepared)
+    if bare:
+        pred = prepared.strip(), None  # a bare answer is read whole by the slow path too (here: closed forms only)
     if pred is None:
         return None
     text, pred_num = pred
+    if gold_num is None and pred_num is None:
+        closed = _fast_closed_forms(text, gold.strip())
+        if closed is not None and _region_states_only(prepared, text, None):
+            ok, detail = closed
+            return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
+    if bare:
+        return None
     if not _region_states_only(prepared, text, pred_num):
         return None  # another value where the answer is stated ('\\boxed{5}. The final answer is 6'): the slow path decides
     if gold_num is not None and pred_num is not None:
@@ -199,6 +212,58 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g,
                       "equivalent" if ok else "not equivalent")
     return None
+
+
+# ---------------------------------------------------------------- closed forms: q*sqrt(n) and q*pi
+_INT = r"(?:[1-9]\d{0,7})"  # no leading zero, at most 8 digits (the radicand is factored by trial division)
+_ATOM = rf"(?:\\sqrt\{{({_INT})\}}|(\\pi))"
+_CLOSED_RES = (  # (sign)(coefficient)atom | \frac{(coefficient)atom}{den} | \frac{num}{den}atom
+    re.compile(rf"^(-?)({_INT})?{_ATOM}$"),
+    re.compile(rf"^(-?)\\[dt]?frac\{{({_INT})?{_ATOM}\}}\{{({_INT})\}}$"),
+    re.compile(rf"^(-?)\\[dt]?frac\{{({_INT})\}}\{{({_INT})\}}{_ATOM}$"),
+)
+
+
+def _closed_form(text: str) -> tuple[Fraction, int] | None:
+    """`text` as q*sqrt(m) (m > 1 square-free) or q*pi (m = 0), q a non-zero rational; None for anything else,
+    and for a form whose value is rational (`3\\sqrt{4}`): those are numbers, for the number rules."""
+    t = re.sub(r"\s+", "", text)
+    for number, pattern in enumerate(_CLOSED_RES):
+        m = pattern.match(t)
+        if m is None:
+            continue
+        if number == 2:
+            sign, num, den, root, pi = m.groups()
+        else:
+            sign, num, root, pi, *rest = m.groups()
+            den = rest[0] if rest else None
+        q = Fraction(int(num or 1), int(den or 1)) * (-1 if sign else 1)
+        if pi:
+            return q, 0
+        n, square, f = int(root), 1, 2
+        while f * f <= n:
+            while n % (f * f) == 0:
+                n //= f * f
+                square *= f
+            f += 1
+        return (q * square, n) if n > 1 else None
+    return None
+
+
+def _fast_closed_forms(text: str, gold: str) -> tuple[bool, str] | None:
+    """A prediction and a gold that are both closed forms (`_closed_form`): equal exactly when the rational and
+    the square-free radicand (or pi) are; values that differ but lie within 1e-3 of each other are left to the
+    slow path (its tolerances decide there)."""
+    pred_form, gold_form = _closed_form(text), _closed_form(gold)
+    if pred_form is None or gold_form is None:
+        return None
+    if pred_form == gold_form:
+        return True, "equivalent"
+    value = lambda f: float(f[0]) * (3.141592653589793 if f[1] == 0 else f[1] ** 0.5)  # noqa: E731
+    a, b = value(pred_form), value(gold_form)
+    if abs(a - b) <= 1e-3 * max(abs(a), abs(b)):
+        return None
+    return False, "not equivalent"
 
 
 def _region_states_only(prepared: str, text: str, num: Num | None) -> bool:

@@ -148,6 +148,69 @@ def test_fast_path_agrees_with_slow_path_and_decides_most(options):
     assert simple_decided / simple >= 0.9, f"fast path decided only {simple_decided}/{simple} simple cases"
 
 
+# ---------------------------------------------------------------- closed forms: q*sqrt(n), q*pi
+def _closed_text(rng: random.Random, q: Fraction, root: int) -> str:
+    """q*sqrt(root) (root 0: q*pi) written one of the ways people write it, squares moved in or out."""
+    if root:
+        k = rng.choice([1, 1, 2, 3])  # sqrt(k^2 n) = k sqrt(n): the square moved inside
+        if q.numerator % k == 0:
+            q, root = q / k, root * k * k
+    atom = "\\pi" if root == 0 else f"\\sqrt{{{root}}}"
+    sign, q = ("-" if q < 0 else ""), abs(q)
+    num, den = q.numerator, q.denominator
+    frac = rng.choice(["frac", "frac", "dfrac"])
+    if den == 1:
+        return sign + ("" if num == 1 else str(num)) + rng.choice(["", " "]) * (num != 1) + atom
+    shape = rng.randrange(2)
+    if shape == 0:
+        return f"{sign}\\{frac}{{{'' if num == 1 else num}{atom}}}{{{den}}}"
+    return f"{sign}\\{frac}{{{num}}}{{{den}}}{atom}"
+
+
+def _closed_case(rng: random.Random) -> tuple[str, str]:
+    root = rng.choice([0, 0, 2, 3, 5, 6, 7, 10, 11, 13, 4, 8, 12, 18, 27, 50, 1])  # 4, 1: rational; 8 = 4*2 ...
+    q = Fraction(rng.choice([1, 1, -1]) * rng.randint(1, 12), rng.choice([1, 1, 2, 3, 4, 6, 16]))
+    gold = _closed_text(rng, q, root)
+    change = rng.random()
+    if change < 0.45:
+        value, other = (q, root), None  # the same value, maybe written otherwise
+    elif change < 0.6:
+        value, other = (q + rng.choice([1, -1, Fraction(1, 2)]), root), None  # coefficient off
+    elif change < 0.7:
+        value, other = (-q, root), None  # sign
+    elif change < 0.8:
+        value, other = (q, (root or 2) + rng.choice([1, -1])), None  # another radicand, or a root for pi
+    elif change < 0.85:
+        value, other = (q * 1000001 / 1000000, root), None  # a near miss inside every tolerance's reach
+    else:
+        other = rng.choice([f"{float(q) * (3.141592653589793 if root == 0 else root ** 0.5):.{rng.choice([2, 4, 6])}f}",
+                            "\\sqrt{2} + 1", "2\\pi r", "\\frac{\\pi}{2}\\sqrt{2}", "\\sqrt{-4}", "\\sqrt{0}",
+                            "0\\pi", "\\pi^2", "\\sqrt{x}", "\\sqrt[3]{8}", "\\frac{\\sqrt{3}}{0}", "07\\sqrt{2}"])
+    answer = other if other is not None else _closed_text(rng, *value)
+    frame = rng.choice(SIMPLE_FRAMES + OTHER_FRAMES + ["{a}", "{a}", "$\\boxed{{{a}}}$ or maybe $\\sqrt{{2}}$",
+                                                       "\\boxed{{{a}}} \\approx 1.41", "{a} cm", "\\boxed{{{a}}}\\text{{ m}}"])
+    return gold, frame.format(a=answer)
+
+
+def test_closed_forms_fast_and_slow_agree():
+    """q*sqrt(n) and q*pi: the same value rewritten (squares in and out of the root, fraction shapes, signs), near
+    misses (coefficient, sign, radicand, a relative 1e-6), decimals, other forms, hedges and units around them:
+    whenever the fast path decides, the slow path agrees; and it decides most same-shape cases."""
+    rng = random.Random(7)
+    decided, mismatches = 0, []
+    for _ in range(1500):
+        gold, pred = _closed_case(rng)
+        fast = fast_verify(pred, gold)
+        if fast is None:
+            continue
+        decided += 1
+        slow = verify_math(pred, gold)
+        if fast.verdict is not slow.verdict:
+            mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
+    assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
+    assert decided >= 300, decided  # 358-394 of 1,500 over seeds 1-7
+
+
 @pytest.mark.parametrize("pred, gold, expected", [
     ("42", "42", Verdict.CORRECT),  # bare integer
     ("-1,234", "-1234", Verdict.CORRECT),  # sign and thousands separator
