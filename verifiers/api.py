@@ -96,40 +96,7 @@ def _check_kind(kind: Any, name: str, where: str) -> str:
     return kind
 
 
-OVERLAP_SLICE = 512  # items taken through the fast path before their slow ones are handed to the workers
-
-
-class _Overlap:
-    """The slow items of `verify_items`, sent to the worker pool slice by slice from a thread of their own, so that
-    the workers verify one slice while the caller's thread takes the next through the fast path (the pool's calls
-    wait on pipes, without the GIL). A batch of one slice runs in the caller's thread."""
-
-    def __init__(self, workers: int | None) -> None:
-        self.workers, self.sent = workers, 0
-        self._runs: list[tuple[list[int], Any]] = []  # (slots, a Future or the results themselves)
-        self._thread: Any = None
-
-    def send(self, tasks: list[Task], slots: list[int], last: bool = False) -> None:
-        part, where = tasks[self.sent:], slots[self.sent:]
-        self.sent = len(tasks)
-        if last and not self._runs:  # the only slice: no thread
-            self._runs.append((where, get_pool().run(part, self.workers)))
-            return
-        if self._thread is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verify-overlap")
-        self._runs.append((where, self._thread.submit(get_pool().run, part, self.workers)))
-
-    def results(self) -> list[tuple[int, VerifyResult]]:
-        out = []
-        try:
-            for where, run in self._runs:
-                out += zip(where, run if isinstance(run, list) else run.result())
-        finally:
-            if self._thread is not None:
-                self._thread.shutdown(wait=True, cancel_futures=True)
-        return out
+OVERLAP_SLICE = 64  # items taken through the fast path between two rounds of the workers' batch
 
 
 def verify_items(
@@ -145,9 +112,9 @@ def verify_items(
     `default_timeout`); `timeouts` gives one per item instead (the service batches items of
     requests that asked for different limits). This is the common engine of `verify_batch`, the
     CLI and the service. An item repeated in the batch (same prediction, gold, kind, options and
-    limit: an RL group often repeats a completion) is verified once and its copies get its result;
-    the slow items of each slice of `OVERLAP_SLICE` go to the workers while the next slice takes the
-    fast path.
+    limit: an RL group often repeats a completion) is verified once and its copies get its result.
+    Every `OVERLAP_SLICE` items the slow ones found so far go to the workers (`VerifierPool.batch`),
+    which verify them while this thread goes on with the fast path.
     """
     if timeouts is not None and len(timeouts) != len(items):
         raise ValueError(f"verify_items: {len(timeouts)} timeouts for {len(items)} items")
@@ -170,14 +137,13 @@ def verify_items(
     copies: dict[int, int] = {}  # item -> the earlier item of this batch it repeats (run once)
     first: dict[str, int] = {}
     seen: dict[tuple, int] = {}  # (prediction, gold, kind, options, limit) -> its first item: every kind is deterministic
-    overlap = _Overlap(workers)  # the slow items of a slice go to the workers while the next slice takes the fast path
-    for i, (prediction, gold, kind, options) in enumerate(items):
-        if i and i % OVERLAP_SLICE == 0 and len(tasks) > overlap.sent:
-            overlap.send(tasks, slots)
+
+    def _take_item(i: int, prediction: str, gold: str, kind: str, options: dict[str, Any]) -> None:
+        """The item's verdict from a copy, the fast path or the cache, else a task for the workers."""
         same = (prediction, gold, kind, id(options), timeouts[i] if timeouts is not None else None)
         if same in seen:  # an RL group repeats completions: the first one's verdict serves its copies
             copies[i] = seen[same]
-            continue
+            return
         seen[same] = i
         if fast is not None and kind not in NO_FAST_PATH:
             start = time.perf_counter()
@@ -192,23 +158,40 @@ def verify_items(
                 if not result.elapsed:
                     changes["elapsed"] = time.perf_counter() - start
                 results[i] = dataclasses.replace(result, **changes)
-                continue
+                return
         limit = (timeouts[i] if timeouts is not None else timeout) or default_timeout(kind)
         if kind in CACHED_KINDS:
             keys[i] = key = _cache_key(prediction, gold, kind, options, limit)
             cached = _cache_get(key)
             if cached is not None:
                 results[i] = cached
-                continue
+                return
             if key in first:
                 copies[i] = first[key]
-                continue
+                return
             first[key] = i
         slots.append(i)
         tasks.append(Task(KINDS[kind], prediction, gold, options, limit, kind))
-    if len(tasks) > overlap.sent:
-        overlap.send(tasks, slots, last=True)
-    for slot, result in overlap.results():
+
+    batch, sent = None, 0  # the workers verify the slow items found so far while this thread takes the fast path
+    try:
+        for i, (prediction, gold, kind, options) in enumerate(items):
+            if i % OVERLAP_SLICE == 0 and (len(tasks) > sent or batch is not None):
+                if len(tasks) > sent:
+                    batch = batch or get_pool().batch(workers)
+                    batch.add(tasks[sent:])
+                    sent = len(tasks)
+                batch.pump()
+            _take_item(i, prediction, gold, kind, options)
+        if len(tasks) > sent:
+            batch = batch or get_pool().batch(workers)
+            batch.add(tasks[sent:])
+        slow = batch.finish() if batch is not None else []
+    except BaseException:
+        if batch is not None:
+            batch.close()
+        raise
+    for slot, result in zip(slots, slow):
         if slot in notes:
             result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
         results[slot] = result

@@ -100,23 +100,28 @@ def test_a_batch_over_several_slices_runs_each_distinct_item_once_in_order(light
     assert len(set().union(*stamps.values())) == len(stamps)  # and distinct items ran apart
 
 
-def test_a_failing_pool_in_a_later_slice_reaches_the_caller(light_pool, monkeypatch):
-    from verifiers.api import OVERLAP_SLICE
+def test_an_interrupted_batch_gives_its_workers_back(light_pool, monkeypatch):
+    # the caller's thread hands slow items to the workers between slices of the fast path; Ctrl-C (or any
+    # exception) in the middle ends the batch: the workers go back to the pool (killed if caught mid-item)
+    from verifiers import api
 
-    calls = []
-    run = light_pool.run
+    def fast(prediction, gold, kind, **options):
+        if prediction == "stop":
+            raise KeyboardInterrupt
+        return None  # everything else to the workers
 
-    def failing(tasks, workers=None):
-        calls.append(len(tasks))
-        if len(calls) == 2:
-            raise RuntimeError("verifier workers fail to start (test)")
-        return run(tasks, workers)
-
-    monkeypatch.setattr(light_pool, "run", failing)
-    n = 2 * OVERLAP_SLICE + 1
-    with pytest.raises(RuntimeError, match="fail to start"):
-        verify_batch([str(i) for i in range(n)], [str(i) for i in range(n)], kind="exact", workers=2)
-    assert len(calls) >= 2
+    monkeypatch.setattr(api, "_fast_verify", lambda: fast)
+    n = 4 * api.OVERLAP_SLICE
+    preds = [str(i) for i in range(n)]
+    preds[3 * api.OVERLAP_SLICE + 5] = "stop"
+    with pytest.raises(KeyboardInterrupt):
+        verify_batch(preds, [str(i) for i in range(n)], kind=["sleep" if i == 7 else "exact" for i in range(n)],
+                     workers=2, timeout=30)
+    assert not light_pool._lock._is_owned()
+    start = time.monotonic()
+    assert verify("a", "a", kind="exact").verdict is Verdict.CORRECT  # the pool is whole: no worker is lost
+    assert time.monotonic() - start < 10
+    assert light_pool._alive <= light_pool.capacity
 
 
 def test_a_private_pool_with_its_own_memory_cap():
