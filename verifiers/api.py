@@ -129,50 +129,8 @@ def verify_items(
         if kind in OPTION_CHECKS and options:
             module_name, _, attr = OPTION_CHECKS[kind].partition(":")
             getattr(importlib.import_module(module_name), attr)(options)
-    results: list[VerifyResult | None] = [None] * len(items)
-    tasks: list[Task] = []
-    slots: list[int] = []
-    notes: dict[int, str] = {}  # item -> why the fast path failed (kept visible in `extra`)
-    keys: dict[int, str] = {}  # item of a cached kind -> its cache key
-    copies: dict[int, int] = {}  # item -> the earlier item of this batch it repeats (run once)
-    first: dict[str, int] = {}
-    seen: dict[tuple, int] = {}  # (prediction, gold, kind, options, limit) -> its first item: every kind is deterministic
-
-    def _take_item(i: int, prediction: str, gold: str, kind: str, options: dict[str, Any]) -> None:
-        """The item's verdict from a copy, the fast path or the cache, else a task for the workers."""
-        same = (prediction, gold, kind, id(options), timeouts[i] if timeouts is not None else None)
-        if same in seen:  # an RL group repeats completions: the first one's verdict serves its copies
-            copies[i] = seen[same]
-            return
-        seen[same] = i
-        if fast is not None and kind not in NO_FAST_PATH:
-            start = time.perf_counter()
-            try:
-                result = fast(prediction, gold, kind, **options)
-            except TypeError as exc:  # kinds raise TypeError for unknown options: the caller's mistake
-                raise TypeError(f"kind {kind!r} (item {i + 1}): {exc}") from None
-            except Exception as exc:  # noqa: BLE001 - the worker gives the verdict; the note stays visible
-                result, notes[i] = None, f"fast path raised {type(exc).__name__}: {exc}"[:300]
-            if result is not None:
-                changes: dict[str, Any] = {"kind": result.kind or kind}
-                if not result.elapsed:
-                    changes["elapsed"] = time.perf_counter() - start
-                results[i] = dataclasses.replace(result, **changes)
-                return
-        limit = (timeouts[i] if timeouts is not None else timeout) or default_timeout(kind)
-        if kind in CACHED_KINDS:
-            keys[i] = key = _cache_key(prediction, gold, kind, options, limit)
-            cached = _cache_get(key)
-            if cached is not None:
-                results[i] = cached
-                return
-            if key in first:
-                copies[i] = first[key]
-                return
-            first[key] = i
-        slots.append(i)
-        tasks.append(Task(KINDS[kind], prediction, gold, options, limit, kind))
-
+    sorting = _Sorting(len(items), fast, timeout, timeouts)
+    tasks = sorting.tasks
     batch, sent = None, 0  # the workers verify the slow items found so far while this thread takes the fast path
     try:
         for i, (prediction, gold, kind, options) in enumerate(items):
@@ -182,7 +140,7 @@ def verify_items(
                     batch.add(tasks[sent:])
                     sent = len(tasks)
                 batch.pump()
-            _take_item(i, prediction, gold, kind, options)
+            sorting.take(i, prediction, gold, kind, options)
         if len(tasks) > sent:
             batch = batch or get_pool().batch(workers)
             batch.add(tasks[sent:])
@@ -191,15 +149,71 @@ def verify_items(
         if batch is not None:
             batch.close()
         raise
-    for slot, result in zip(slots, slow):
-        if slot in notes:
-            result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": notes[slot]})
-        results[slot] = result
-        if slot in keys and _cacheable(result):
-            _cache_put(keys[slot], result)
-    for i, j in copies.items():
-        results[i] = results[j]
-    return results  # type: ignore[return-value]
+    return sorting.settle(slow)
+
+
+class _Sorting:
+    """Where each item of a `verify_items` batch gets its verdict: a copy of an earlier identical item, the fast
+    path, the verdict cache, or a task for the workers (`tasks`, whose results `settle` puts in place)."""
+
+    def __init__(self, n: int, fast: Callable[..., VerifyResult | None] | None, timeout: float | None,
+                 timeouts: Sequence[float | None] | None) -> None:
+        self.fast, self.timeout, self.timeouts = fast, timeout, timeouts
+        self.results: list[VerifyResult | None] = [None] * n
+        self.tasks: list[Task] = []
+        self.slots: list[int] = []
+        self.notes: dict[int, str] = {}  # item -> why the fast path failed (kept visible in `extra`)
+        self.keys: dict[int, str] = {}  # item of a cached kind -> its cache key
+        self.copies: dict[int, int] = {}  # item -> the earlier item of this batch it repeats (run once)
+        self.first: dict[str, int] = {}
+        self.seen: dict[tuple, int] = {}  # (prediction, gold, kind, options, limit) -> its first item (kinds are deterministic)
+
+    def take(self, i: int, prediction: str, gold: str, kind: str, options: dict[str, Any]) -> None:
+        timeouts = self.timeouts
+        same = (prediction, gold, kind, id(options), timeouts[i] if timeouts is not None else None)
+        if same in self.seen:  # an RL group repeats completions: the first one's verdict serves its copies
+            self.copies[i] = self.seen[same]
+            return
+        self.seen[same] = i
+        if self.fast is not None and kind not in NO_FAST_PATH:
+            start = time.perf_counter()
+            try:
+                result = self.fast(prediction, gold, kind, **options)
+            except TypeError as exc:  # kinds raise TypeError for unknown options: the caller's mistake
+                raise TypeError(f"kind {kind!r} (item {i + 1}): {exc}") from None
+            except Exception as exc:  # noqa: BLE001 - the worker gives the verdict; the note stays visible
+                result, self.notes[i] = None, f"fast path raised {type(exc).__name__}: {exc}"[:300]
+            if result is not None:
+                changes: dict[str, Any] = {"kind": result.kind or kind}
+                if not result.elapsed:
+                    changes["elapsed"] = time.perf_counter() - start
+                self.results[i] = dataclasses.replace(result, **changes)
+                return
+        limit = (timeouts[i] if timeouts is not None else self.timeout) or default_timeout(kind)
+        if kind in CACHED_KINDS:
+            self.keys[i] = key = _cache_key(prediction, gold, kind, options, limit)
+            cached = _cache_get(key)
+            if cached is not None:
+                self.results[i] = cached
+                return
+            if key in self.first:
+                self.copies[i] = self.first[key]
+                return
+            self.first[key] = i
+        self.slots.append(i)
+        self.tasks.append(Task(KINDS[kind], prediction, gold, options, limit, kind))
+
+    def settle(self, slow: list[VerifyResult]) -> list[VerifyResult]:
+        """Every item's result: the workers' (`slow`, in task order) put in place, then the copies."""
+        for slot, result in zip(self.slots, slow):
+            if slot in self.notes:
+                result = dataclasses.replace(result, extra={**result.extra, "fast_path_error": self.notes[slot]})
+            self.results[slot] = result
+            if slot in self.keys and _cacheable(result):
+                _cache_put(self.keys[slot], result)
+        for i, j in self.copies.items():
+            self.results[i] = self.results[j]
+        return self.results  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------- the verdict cache of costly kinds

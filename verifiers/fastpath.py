@@ -185,7 +185,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         return None
     text, pred_num = pred
     if gold_num is None and pred_num is None:
-        closed = _fast_closed_forms(text, gold.strip())
+        closed = _fast_closed_forms(text, gold.strip(), rel_tol)
         if closed is not None and _region_states_only(prepared, text, None):
             ok, detail = closed
             return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
@@ -250,10 +250,10 @@ def _closed_form(text: str) -> tuple[Fraction, int] | None:
     return None
 
 
-def _fast_closed_forms(text: str, gold: str) -> tuple[bool, str] | None:
+def _fast_closed_forms(text: str, gold: str, rel_tol: float = DEFAULT_REL_TOL) -> tuple[bool, str] | None:
     """A prediction and a gold that are both closed forms (`_closed_form`): equal exactly when the rational and
-    the square-free radicand (or pi) are; values that differ but lie within 1e-3 of each other are left to the
-    slow path (its tolerances decide there)."""
+    the square-free radicand (or pi) are; values that differ but lie within 1e-3 (or 2 * rel_tol) of each other
+    are left to the slow path (its tolerances decide there)."""
     pred_form, gold_form = _closed_form(text), _closed_form(gold)
     if pred_form is None or gold_form is None:
         return None
@@ -261,7 +261,7 @@ def _fast_closed_forms(text: str, gold: str) -> tuple[bool, str] | None:
         return True, "equivalent"
     value = lambda f: float(f[0]) * (3.141592653589793 if f[1] == 0 else f[1] ** 0.5)  # noqa: E731
     a, b = value(pred_form), value(gold_form)
-    if abs(a - b) <= 1e-3 * max(abs(a), abs(b)):
+    if abs(a - b) <= max(1e-3, 2 * rel_tol) * max(abs(a), abs(b)):
         return None
     return False, "not equivalent"
 

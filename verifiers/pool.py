@@ -534,13 +534,13 @@ class VerifierPool:
         batch.add(tasks)
         return batch.finish()
 
-    def batch(self, workers: int | None = None) -> Batch:
+    def batch(self, workers: int | None = None) -> PoolBatch:
         """A batch the caller's thread fills and drives: `add` tasks as they come, `pump` between other work
-        (it never waits), `finish` for every result in order; see `Batch`."""
-        return Batch(self, workers)
+        (it never waits), `finish` for every result in order; see `PoolBatch`."""
+        return PoolBatch(self, workers)
 
 
-class Batch:
+class PoolBatch:
     """Tasks run by a pool, driven by the caller's thread (`VerifierPool.batch`). `add` queues tasks, `pump` hands
     out work and takes the results that have arrived without waiting, `finish` waits for the rest and returns every
     result in the order added. Workers are held only while there is work; whatever ends the batch early (an
