@@ -649,7 +649,6 @@ class PoolBatch:
             else:
                 self.pool._release(worker)
         self.held = []
-        self.selector = selectors.DefaultSelector()
 
 
 def _take_messages(worker: _Worker, settle: Callable[[int, VerifyResult], None], pending: collections.deque) -> tuple[bool, bool]:
