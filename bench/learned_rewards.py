@@ -9,7 +9,7 @@ it; the warm start is the same for every seed) into OUT-DIR/seed-s, logging to O
 every seed runs from scratch: a seed folder that exists is an error, unless `--reuse` says to read
 the RL summaries a finished one holds (a reused seed is marked in the output).
 Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta with --rollback-on-alarm, and
-clip-delta without it and stopped by a gold-free alarm), it prints the arm's gold budget (gold-labelled probe
+clip-delta without it and stopped by a gold-free alarm, and the verifier's outcome reward as the oracle), it prints the arm's gold budget (gold-labelled probe
 prompts its decisions read), held-out greedy accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation
 with the worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts
 (which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
@@ -33,11 +33,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEV_SEEDS = (0, 1, 2)  # the seeds the recipes were tuned on
 ARMS = {"bt": ["rl"], "qrm": ["rl-mean", "rl-cvar"],
-        "prm": ["rl-raw", "rl-clip", "rl-delta", "rl-clip-delta", "rl-clip-delta-no-rollback", "rl-clip-delta-gold-free"]}
+        "prm": ["rl-raw", "rl-clip", "rl-delta", "rl-clip-delta", "rl-clip-delta-no-rollback", "rl-clip-delta-gold-free",
+                "rl-verifier"]}
 # gold labels a run's decisions read (the policy it keeps): --rollback-on-alarm keeps the policy of the best gold
 # probe (256 prompts with gold answers, apart from the 500 evaluated); the others read none (a probe they log is
 # only measured). The RMs' training labels come from the verifier (bt, qrm) or a step check (prm) on RM prompts.
-GOLD_BUDGET = {"rl-raw": 256, "rl-clip": 256, "rl-delta": 256, "rl-clip-delta": 256}
+GOLD_BUDGET = {"rl-raw": 256, "rl-clip": 256, "rl-delta": 256, "rl-clip-delta": 256,
+               "rl-verifier": "all"}  # the oracle: every training prompt's gold answer is in its reward
 
 
 def run_seed(recipe: str, seed: int, out_dir: Path, threads: int, bt_from: Path | None = None, reuse: bool = False) -> dict:

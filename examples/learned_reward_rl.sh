@@ -61,6 +61,10 @@ if [ "$KIND" = prm ]; then
       --seed "$SEED" --output-dir "$OUT/rl-$name" \
       | tee "$OUT/rl-$name.log"
   done
+  log "the oracle beside them: RL with the verifier's outcome reward (gold answers in the reward), same recipe"
+  rewardlab rl --model "$POLICY" --data "$TASK" --reward verifier:math --estimator reinforce_pp \
+    --max-new-tokens 21 --group-size 8 --prompts-per-step 64 --lr 5e-5 --steps 100 \
+    --seed "$SEED" --output-dir "$OUT/rl-verifier" | tee "$OUT/rl-verifier.log"
   grep "held-out greedy accuracy .* -> " "$OUT/rl-clip-delta.log"
   exit 0
 fi
