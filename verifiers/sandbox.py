@@ -265,8 +265,7 @@ def _case_run(event: dict, whole: SandboxRun, limits: SandboxLimits) -> SandboxR
 def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None, program: dict | None = None) -> SandboxRun:
     root = os.geteuid() == 0
     workdir = tempfile.mkdtemp(prefix="rewardlab-sandbox-")
-    shape = _shape(limits, program, tests is not None)
-    proc, status_r, status_w = _take_boot(shape)
+    proc, status_r, status_w = _take_boot()
     nonce = secrets.token_hex(16)
     try:
         files = {"solution.py": source, "input.txt": stdin}
@@ -279,9 +278,13 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None,
             "files": files,
             "tests": tests,
             "nonce": nonce,
-            **shape,
+            "namespaces": root and sys.platform.startswith("linux"),
+            "userns": not root and USER_NAMESPACES and not _userns_refused and sys.platform.startswith("linux"),
+            "network": limits.network,
             "uid": NOBODY if root and limits.drop_privileges else None,
             "executable": os.path.realpath(sys.executable),
+            "paths": sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable),
+                                                              os.path.dirname(os.path.realpath(sys.executable)))}),
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
             "max_processes": limits.max_processes,
@@ -294,7 +297,8 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None,
         if program is not None:
             cfg.update(argv=program["argv"], env={**_env(), **program.get("env", {})},
                        binary_files={k: base64.b64encode(v).decode() for k, v in program.get("binary_files", {}).items()},
-                       exec_files=list(program.get("exec_files", ())), collect=list(program.get("collect", ())))
+                       exec_files=list(program.get("exec_files", ())), collect=list(program.get("collect", ())),
+                       expose=[os.path.realpath(p) for p in program.get("expose", ())])
             for key in ("cases", "case_wall_seconds", "case_output_bytes"):
                 if key in program:
                     cfg[key] = program[key]
@@ -306,7 +310,7 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None,
         os.close(status_w)  # boot holds its own copy
         status_w = -1
         try:  # the configuration goes through a pipe: it never shows in a command line
-            proc.stdin.write(json.dumps({k: v for k, v in cfg.items() if k not in shape}).encode())
+            proc.stdin.write(json.dumps(cfg).encode())
             proc.stdin.close()
         except BrokenPipeError:
             pass  # boot died at once: _collect reports it
@@ -325,30 +329,13 @@ def _run_once(source: str, stdin: str, limits: SandboxLimits, tests: str | None,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _shape(limits: SandboxLimits, program: dict | None, harness: bool) -> dict:
-    """What a sandbox is made of before its item is known: whether and which namespaces, the network, the host
-    paths its root holds (the interpreter's prefixes, a toolchain's folders), whether the test driver's module is
-    loaded (assert-style tests). A spare boot builds this much ahead of time; an item of another shape gets a
-    boot of its own."""
-    linux, root = sys.platform.startswith("linux"), os.geteuid() == 0
-    return {
-        "namespaces": root and linux,
-        "userns": not root and USER_NAMESPACES and not _userns_refused and linux,
-        "network": limits.network,
-        "paths": sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, os.path.dirname(sys.executable),
-                                                          os.path.dirname(os.path.realpath(sys.executable)))}),
-        "expose": [os.path.realpath(p) for p in (program or {}).get("expose", ())],
-        "harness": harness,
-    }
-
-
 _spare: dict[str, tuple] = {}  # one boot process started ahead (per process that uses the sandbox)
 _spare_lock = threading.Lock()
 
 
-def _start_boot(shape: dict) -> tuple[subprocess.Popen, int, int]:
-    """A boot process, started with the sandbox's `shape` and waiting for its item on stdin (Python's start-up,
-    the namespaces and the root made while the caller does other work)."""
+def _start_boot() -> tuple[subprocess.Popen, int, int]:
+    """A boot process, started and waiting for its configuration on stdin (Python's start-up and imports done
+    while the caller does other work)."""
     status_r, status_w = os.pipe()
     proc = subprocess.Popen(
         [sys.executable, "-I", "-S", str(BOOT), str(status_w), str(os.getpid())],
@@ -359,33 +346,27 @@ def _start_boot(shape: dict) -> tuple[subprocess.Popen, int, int]:
         start_new_session=True,
         env=_env(),  # never the caller's: the driver runs (client-sent) test code in boot's environment
     )
-    try:
-        proc.stdin.write(json.dumps(shape).encode() + b"\n")
-        proc.stdin.flush()
-    except BrokenPipeError:
-        pass  # boot died at once: the run reports it
     return proc, status_r, status_w
 
 
-def _take_boot(shape: dict) -> tuple[subprocess.Popen, int, int]:
-    """The spare boot process when one of this shape is ready (else a new one), and a new spare of this shape
-    started for the next run. A spare holds nothing of any item: its configuration, files and limits come when
-    it is taken."""
+def _take_boot() -> tuple[subprocess.Popen, int, int]:
+    """The spare boot process when one is ready (else a new one), and a new spare started for the next run.
+    A spare holds nothing of any item: its configuration, files and limits come when it is taken."""
     with _spare_lock:
         spare = _spare.pop(str(os.getpid()), None)
         _spare.clear()  # a spare inherited from a parent process (fork) is not ours to use
-        if spare is None or spare[0].poll() is not None or spare[3] != shape:
+        if spare is None or spare[0].poll() is not None:
             if spare is not None:
                 _drop_boot(spare)
-            spare = (*_start_boot(shape), shape)
+            spare = _start_boot()
         # only the main thread starts one: boot's parent-death signal fires when the thread that started it ends
         if SPARE_BOOT and threading.current_thread() is threading.main_thread():
-            _spare[str(os.getpid())] = (*_start_boot(shape), shape)
-    return spare[:3]
+            _spare[str(os.getpid())] = _start_boot()
+    return spare
 
 
 def _drop_boot(boot: tuple) -> None:
-    proc, status_r, status_w = boot[:3]
+    proc, status_r, status_w = boot
     for fd in (status_r, status_w):
         try:
             os.close(fd)

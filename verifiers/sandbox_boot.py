@@ -1,8 +1,6 @@
 """Bootstrap of the code sandbox: run as `python -I -S sandbox_boot.py STATUS_FD CALLER_PID` by
-`verifiers.sandbox.run_python`, which writes the configuration to its stdin, so none of it shows in a
-command line: first a line with the sandbox's shape (namespaces, network, the host paths of its root),
-which boot builds at once (a spare boot does it before its item exists), then the item (JSON: limits,
-files, test code, nonce) up to the end of stdin. Standard library only; it is the only
+`verifiers.sandbox.run_python`, which writes the configuration (JSON: limits, files, test code,
+nonce) to its stdin, so none of it shows in a command line. Standard library only; it is the only
 code that runs with the caller's privileges before the untrusted program starts.
 
 Process tree (as root; as an ordinary user the same, in a user namespace created by the same
@@ -145,7 +143,7 @@ def _bind(source, root):
     _mount(source, target, None, MS_BIND | MS_REC)
 
 
-def _new_root(shape):
+def _new_root(cfg):
     """A fresh root holding only what a program needs, every piece at its host path: the system
     directories, a few files of /etc, the interpreter's prefix (and the driver's), five device
     nodes. Nothing else of the host -- homes, the caller's own files, /run and its sockets, /sys,
@@ -157,7 +155,7 @@ def _new_root(shape):
     etc = [n for n in ETC_FILES if os.path.lexists(f"/etc/{n}")] + sorted(n for n in os.listdir("/etc") if n.startswith("java"))
     wanted = [p for p in SYSTEM_PATHS if os.path.lexists(p)] + [f"/etc/{n}" for n in etc]
     wanted += [f"/dev/{n}" for n in DEV_NODES if os.path.exists(f"/dev/{n}")]
-    for path in [*shape["paths"], *shape.get("expose", ())]:  # the interpreter's prefixes and a toolchain's folders;
+    for path in [*cfg["paths"], *cfg.get("expose", ())]:  # the interpreter's prefixes and a toolchain's folders;
         # a path inside one bound already is covered
         if os.path.exists(path) and not any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted):
             wanted.append(path)
@@ -181,17 +179,11 @@ def _new_root(shape):
     os.chdir("/")
 
 
-def _private_root(shape):
-    """The part of the program's view that no item shapes (see the module docstring): every mount private and
-    read-only, then the minimal root of the host paths `shape` names. Done before the item arrives."""
+def _private_mounts(cfg, files, protections):
+    """The program's view of the filesystem (see the module docstring); returns its work dir."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _read_only_everywhere()
-    _new_root(shape)
-
-
-def _private_mounts(cfg, files, protections):
-    """The item's part of the program's view, on the root `_private_root` made: IPC limits, the private tmpfs of
-    the item's size, its files; returns its work dir."""
+    _new_root(cfg)
     try:
         _ipc_limits(cfg["tmpfs_mb"])
         protections.append("ipc-limits")
@@ -428,31 +420,25 @@ def _read_report(fd):
     return clean
 
 
-def _init(shape, item, protections, status_fd):
-    """pid 1 of the sandbox (or a plain child without namespaces). With a mount namespace it makes the root
-    from `shape` first, then reads the item (`item()`: the configuration and its files) and goes on. Never
-    returns."""
+def _init(cfg, files, protections, status_fd):
+    """pid 1 of the sandbox (or a plain child without namespaces). Never returns."""
     try:
         LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         # no handler for SIGINT (Python's raises KeyboardInterrupt): a pid namespace's init gets no signal
         # from inside it without one, and in a user namespace the program shares init's uid
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        workdir = cfg["workdir"]
         if "mount" in protections:
             try:
-                _private_root(shape)
-                cfg, files = item()
                 workdir = _private_mounts(cfg, files, protections)
             except OSError as exc:
-                if not shape.get("userns"):
+                if not cfg.get("userns"):
                     raise
                 # e.g. Ubuntu's AppArmor restriction: the namespace is made, with no capability in it
                 _status(status_fd, userns_refused=f"a user namespace was made but mounts in it were refused ({exc})")
                 os._exit(0)
             protections += ["read-only-fs", "minimal-root", "private-proc", "private-tmp"]
-        else:
-            cfg, files = item()
-            workdir = cfg["workdir"]
-        if "mount" not in protections and cfg["uid"] is not None:
+        elif cfg["uid"] is not None:
             os.chmod(workdir, 0o700)
         if cfg["uid"] is not None:
             protections.append(f"uid-{cfg['uid']}")
@@ -610,23 +596,8 @@ def _collect_outputs(dir_fd, patterns, cap):
     return out
 
 
-def _read_shape():
-    """The first line of stdin: what the sandbox is made of before any item (`verifiers.sandbox._shape`),
-    and the bytes read past it (the start of the item, when it came at once)."""
+def _read_config():
     data = b""
-    while b"\n" not in data:
-        part = os.read(0, 1 << 20)
-        if not part:
-            break
-        data += part
-    line, _, rest = data.partition(b"\n")
-    return json.loads(line), rest
-
-
-def _read_item(shape, rest, state):
-    """The item: the rest of stdin up to its end (the caller writes it when it runs one), merged over `shape`
-    and `state` (what boot found out: e.g. in_userns); returns (cfg, files)."""
-    data = rest
     while True:
         part = os.read(0, 1 << 20)
         if not part:
@@ -635,13 +606,7 @@ def _read_item(shape, rest, state):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    cfg = {**json.loads(data), **shape, **state}
-    files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
-    if cfg.get("binary_files"):  # a compiled program (base64)
-        import base64
-
-        files.update({name: base64.b64decode(data) for name, data in cfg.pop("binary_files").items()})
-    return cfg, files
+    return json.loads(data)
 
 
 def main():
@@ -650,24 +615,25 @@ def main():
     LIBC.prctl(PR_SET_DUMPABLE, 0)  # the config (test code, nonce) stays out of reach of same-uid processes
     if os.getppid() != caller:  # the caller died before the parent-death signal was armed
         os._exit(0)
-    # A spare boot is started before its item exists: it reads the shape (namespaces, network, the host paths of the
-    # root) at once and makes the sandbox, then waits for the item (limits, files, argv, test code, nonce). Nothing
-    # of one item is ever in another's sandbox: each boot serves one item.
-    shape, rest = _read_shape()
+    cfg = _read_config()
     here = os.path.dirname(os.path.abspath(__file__))
-    if shape["harness"]:  # the driver's module, imported now, while every path is readable and none is the program's
+    if cfg["tests"] is not None:  # imported now, while every path is readable and none is the program's
         sys.path.insert(0, here)
         import sandbox_harness  # noqa: F401
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
+    files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
+    if cfg.get("binary_files"):  # a compiled program (base64)
+        import base64
+
+        files.update({name: base64.b64decode(data) for name, data in cfg.pop("binary_files").items()})
     protections = ["rlimits", "new-session", "no-new-privileges"]
-    state = {}
-    if shape["namespaces"] or shape.get("userns"):
+    if cfg["namespaces"] or cfg.get("userns"):
         # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
         # own: a segment one item creates is gone with it, never read by the next item or left on the host.
         # Without root, a user namespace of our own owns the others (the caller's uid is 65534 inside).
-        flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if shape["network"] else CLONE_NEWNET)
+        flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg["network"] else CLONE_NEWNET)
         uid, gid = os.getuid(), os.getgid()
-        as_root = not shape.get("userns")
+        as_root = not cfg.get("userns")
         rc = _unshare_as_root(flags) if as_root else LIBC.unshare(flags | CLONE_NEWUSER)
         if rc != 0 and as_root:  # user namespaces off: root still isolates, with one process count for all items
             _status(status_fd, warning="the kernel refused a user namespace to root: the process limit is shared "
@@ -680,30 +646,26 @@ def main():
                 except OSError as exc:  # no way back out of the namespace: the caller retries without one
                     _status(status_fd, userns_refused=f"a user namespace was made but its uid/gid maps were refused ({exc})")
                     os._exit(0)
-            state["in_userns"] = True
+            cfg["in_userns"] = True
             protections += ["user-namespace"]
         if rc == 0:
-            protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if shape["network"] else ["no-network"])
+            protections += ["pid-namespace", "mount", "ipc-namespace", "uts-namespace"] + ([] if cfg["network"] else ["no-network"])
             LIBC.sethostname(b"sandbox", 7)
         else:
             why = os.strerror(ctypes.get_errno())
-            what = "a user namespace (and pid, mount, network, IPC namespaces in it)" if shape.get("userns") else "namespaces"
-            state["userns"] = False
+            what = "a user namespace (and pid, mount, network, IPC namespaces in it)" if cfg.get("userns") else "namespaces"
+            cfg["userns"] = False
             _status(status_fd, warning=f"the kernel refused {what}: {why}")
-    if "mount" in protections:  # init makes the root, then reads the item
-        item = lambda: _read_item(shape, rest, state)  # noqa: E731
-    else:  # the program runs in the caller's work dir: the item now, its files written there
-        cfg, files = _read_item(shape, rest, state)
-        if cfg["uid"] is not None and _blocked_dirs(cfg["executable"]):
-            cfg["uid"] = None  # `nobody` could not even start the interpreter
-            _status(status_fd, warning="interpreter not reachable by an unprivileged uid: not dropping privileges")
+    if cfg["uid"] is not None and "mount" not in protections and _blocked_dirs(cfg["executable"]):
+        cfg["uid"] = None  # `nobody` could not even start the interpreter
+        _status(status_fd, warning="interpreter not reachable by an unprivileged uid: not dropping privileges")
+    if "mount" not in protections:  # the program runs in the caller's work dir: write its files there
         for name, data in files.items():
             with open(os.path.join(cfg["workdir"], name), "wb") as fh:
                 fh.write(data)
-        item = lambda: (cfg, files)  # noqa: E731
     child = os.fork()
     if child == 0:
-        _init(shape, item, protections, status_fd)
+        _init(cfg, files, protections, status_fd)
     os.waitpid(child, 0)
     os._exit(0)
 

@@ -816,27 +816,6 @@ def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once(refus
     assert len(out["warnings"]) == 1 and why in out["warnings"][0], out  # loudly, once
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="namespaces are Linux's")
-def test_a_spare_boot_makes_its_sandbox_before_the_item_and_serves_only_an_item_of_its_shape():
-    from verifiers import sandbox
-
-    assert run_python("print(1)").stdout == "1\n"
-    proc, _, _, shape = sandbox._spare[str(os.getpid())]
-    time.sleep(0.5)  # the spare has made its namespaces (and its root) by now, with no item in sight
-    if shape["namespaces"] or shape["userns"]:
-        children = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
-        assert len(children) == 1, children  # init, in the new pid namespace, waiting for its item
-        assert os.readlink(f"/proc/{proc.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
-    # an item of another shape (network on) does not take it: the spare is dropped and one of its shape used
-    run = run_python("import socket; print(len(socket.if_nameindex()) > 1)", limits=SandboxLimits(network=True))
-    assert run.ok and "no-network" not in run.protections, run
-    assert proc.poll() is not None  # dropped (killed), never used
-    assert sandbox._spare[str(os.getpid())][3]["network"] is True
-    # and back: each item still gets the isolation its own limits ask for
-    run = run_python("import socket; print(socket.if_nameindex())")
-    assert run.ok and "no-network" in run.protections and "lo" in run.stdout and "eth" not in run.stdout, run
-
-
 def test_a_boot_started_ahead_serves_the_next_run_and_never_dies_with_a_thread():
     # the spare boot process waits for its configuration; boot's parent-death signal fires when the *thread*
     # that started it ends, so only the main thread starts one (a worker thread's spare would be found dead)
