@@ -96,9 +96,6 @@ def _check_kind(kind: Any, name: str, where: str) -> str:
     return kind
 
 
-OVERLAP_SLICE = 64  # items taken through the fast path between two rounds of the workers' batch
-
-
 def verify_items(
     items: Sequence[Item],
     timeout: float | None = None,
@@ -113,8 +110,6 @@ def verify_items(
     requests that asked for different limits). This is the common engine of `verify_batch`, the
     CLI and the service. An item repeated in the batch (same prediction, gold, kind, options and
     limit: an RL group often repeats a completion) is verified once and its copies get its result.
-    Every `OVERLAP_SLICE` items the slow ones found so far go to the workers (`VerifierPool.batch`),
-    which verify them while this thread goes on with the fast path.
     """
     if timeouts is not None and len(timeouts) != len(items):
         raise ValueError(f"verify_items: {len(timeouts)} timeouts for {len(items)} items")
@@ -130,26 +125,9 @@ def verify_items(
             module_name, _, attr = OPTION_CHECKS[kind].partition(":")
             getattr(importlib.import_module(module_name), attr)(options)
     sorting = _Sorting(len(items), fast, timeout, timeouts)
-    tasks = sorting.tasks
-    batch, sent = None, 0  # the workers verify the slow items found so far while this thread takes the fast path
-    try:
-        for i, (prediction, gold, kind, options) in enumerate(items):
-            if i % OVERLAP_SLICE == 0 and (len(tasks) > sent or batch is not None):
-                if len(tasks) > sent:
-                    batch = batch or get_pool().batch(workers)
-                    batch.add(tasks[sent:])
-                    sent = len(tasks)
-                batch.pump()
-            sorting.take(i, prediction, gold, kind, options)
-        if len(tasks) > sent:
-            batch = batch or get_pool().batch(workers)
-            batch.add(tasks[sent:])
-        slow = batch.finish() if batch is not None else []
-    except BaseException:
-        if batch is not None:
-            batch.close()
-        raise
-    return sorting.settle(slow)
+    for i, (prediction, gold, kind, options) in enumerate(items):
+        sorting.take(i, prediction, gold, kind, options)
+    return sorting.settle(get_pool().run(sorting.tasks, workers) if sorting.tasks else [])
 
 
 class _Sorting:

@@ -530,125 +530,81 @@ class VerifierPool:
         """Results for `tasks`, in order. Each task gets a hard wall-clock limit of `task.timeout`."""
         if not tasks:
             return []
-        batch = self.batch(workers)
-        batch.add(tasks)
-        return batch.finish()
+        limit = max(1, workers or self.capacity)
+        self.grow(limit)
+        n = len(tasks)
+        chunk = self.config.chunk_size or max(1, min(32, n // (4 * limit)))
+        pending = collections.deque(list(range(i, min(i + chunk, n))) for i in range(0, n, chunk))
+        results: list[VerifyResult | None] = [None] * n
+        held: list[_Worker] = []
+        selector = selectors.DefaultSelector()
+        start_failures = 0
+        remaining = n
 
-    def batch(self, workers: int | None = None) -> PoolBatch:
-        """A batch the caller's thread fills and drives: `add` tasks as they come, `pump` between other work
-        (it never waits), `finish` for every result in order; see `PoolBatch`."""
-        return PoolBatch(self, workers)
+        def settle(index: int, result: VerifyResult) -> None:
+            nonlocal remaining
+            results[index] = result
+            remaining -= 1
 
+        def hire(block: bool) -> bool:
+            worker = self._acquire(block)
+            if worker is None:
+                return False
+            held.append(worker)
+            selector.register(worker.fd, selectors.EVENT_READ, worker)
+            return True
 
-class PoolBatch:
-    """Tasks run by a pool, driven by the caller's thread (`VerifierPool.batch`). `add` queues tasks, `pump` hands
-    out work and takes the results that have arrived without waiting, `finish` waits for the rest and returns every
-    result in the order added. Workers are held only while there is work; whatever ends the batch early (an
-    exception, Ctrl-C) releases them, killing any caught mid-item."""
-
-    def __init__(self, pool: VerifierPool, workers: int | None) -> None:
-        self.pool, self.limit = pool, max(1, workers or pool.capacity)
-        pool.grow(self.limit)
-        self.tasks: list[Task] = []
-        self.results: list[VerifyResult | None] = []
-        self.pending: collections.deque = collections.deque()
-        self.held: list[_Worker] = []
-        self.selector = selectors.DefaultSelector()
-        self.start_failures = 0
-        self.remaining = 0
-
-    def add(self, tasks: list[Task]) -> None:
-        first, n = len(self.tasks), len(tasks)
-        self.tasks += tasks
-        self.results += [None] * n
-        self.remaining += n
-        chunk = self.pool.config.chunk_size or max(1, min(32, n // (4 * self.limit)))
-        self.pending.extend(list(range(first + i, first + min(i + chunk, n))) for i in range(0, n, chunk))
-
-    def _settle(self, index: int, result: VerifyResult) -> None:
-        self.results[index] = result
-        self.remaining -= 1
-
-    def _hire(self, block: bool) -> bool:
-        worker = self.pool._acquire(block)
-        if worker is None:
-            return False
-        self.held.append(worker)
-        self.selector.register(worker.fd, selectors.EVENT_READ, worker)
-        return True
-
-    def _fire(self, worker: _Worker, why: str, verdict: Verdict) -> None:
-        """Drop `worker`: its current item gets `verdict`, the rest of its chunk is re-queued."""
-        self.selector.unregister(worker.fd)
-        self.held.remove(worker)
-        if worker.chunk:
-            current = worker.chunk.popleft()
-            elapsed = time.monotonic() - worker.item_start
-            self._settle(current, VerifyResult(verdict, detail=why, elapsed=elapsed, kind=self.tasks[current].kind))
+        def fire(worker: _Worker, why: str, verdict: Verdict) -> None:
+            """Drop `worker`: its current item gets `verdict`, the rest of its chunk is re-queued."""
+            nonlocal start_failures
+            selector.unregister(worker.fd)
+            held.remove(worker)
             if worker.chunk:
-                self.pending.appendleft(list(worker.chunk))
-        elif not worker.ready:
-            self.start_failures += 1
-            if self.start_failures >= 3:
-                self.pool._discard(worker)
-                raise RuntimeError(f"verifier workers fail to start ({why}); run `{sys.executable} -c "
-                                   f"\"{_WORKER_BOOT}\"` to see the error")
-        self.pool._discard(worker)
+                current = worker.chunk.popleft()
+                elapsed = time.monotonic() - worker.item_start
+                settle(current, VerifyResult(verdict, detail=why, elapsed=elapsed, kind=tasks[current].kind))
+                if worker.chunk:
+                    pending.appendleft(list(worker.chunk))
+            elif not worker.ready:
+                start_failures += 1
+                if start_failures >= 3:
+                    self._discard(worker)
+                    raise RuntimeError(f"verifier workers fail to start ({why}); run `{sys.executable} -c "
+                                       f"\"{_WORKER_BOOT}\"` to see the error")
+            self._discard(worker)
 
-    def pump(self, wait: bool = False) -> None:
-        """One round: hire workers for queued work, hand it out, take what arrived (waiting for it only with
-        `wait`, at most until the next deadline or 1 s), and enforce the deadlines."""
         try:
-            self._round(wait)
-        except BaseException:
-            self.close()
-            raise
-
-    def _round(self, wait: bool) -> None:
-        tasks = self.tasks
-        if self.pending and len(self.held) < self.limit:
-            while self.pending and len(self.held) < self.limit and self._hire(block=wait and not self.held):
-                pass
-        self.pool._hand_out(tasks, self.pending, self.held, self.selector)
-        if not self.held:
-            return
-        deadlines = [w.item_start + tasks[w.chunk[0]].timeout if w.chunk else w.born + self.pool.config.start_timeout
-                     for w in self.held]
-        timeout = min(max(0.0, min(deadlines) - time.monotonic()), 1.0) if wait else 0.0
-        for key, _ in self.selector.select(timeout=timeout):
-            worker = key.data
-            eof, readied = _take_messages(worker, self._settle, self.pending)
-            self.start_failures = 0 if readied else self.start_failures
-            if eof:
-                self._fire(worker, worker.death_reason(), Verdict.ERROR)
-        now = time.monotonic()
-        for worker in list(self.held):
-            if worker.chunk and now >= worker.item_start + tasks[worker.chunk[0]].timeout:
-                limit_s = tasks[worker.chunk[0]].timeout
-                self._fire(worker, f"no verdict within {limit_s:g}s: worker killed and replaced", Verdict.TIMEOUT)
-            elif not worker.ready and now >= worker.born + self.pool.config.start_timeout:
-                self._fire(worker, f"worker not ready after {self.pool.config.start_timeout:g}s", Verdict.ERROR)
-
-    def finish(self) -> list[VerifyResult]:
-        """Every result, in the order the tasks were added (waits for those still running)."""
-        try:
-            while self.remaining:
-                self._round(wait=True)
-                if not self.held and self.remaining and not self.pending:
-                    raise RuntimeError("verifier batch lost track of its items (no worker holds them)")
+            while remaining:
+                if pending and len(held) < limit:
+                    while pending and len(held) < limit and hire(block=not held):
+                        pass
+                self._hand_out(tasks, pending, held, selector)
+                deadlines = [
+                    w.item_start + tasks[w.chunk[0]].timeout if w.chunk else w.born + self.config.start_timeout
+                    for w in held
+                ]
+                wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else 0.05
+                for key, _ in selector.select(timeout=min(wait, 1.0)):
+                    worker = key.data
+                    eof, readied = _take_messages(worker, settle, pending)
+                    start_failures = 0 if readied else start_failures
+                    if eof:
+                        fire(worker, worker.death_reason(), Verdict.ERROR)
+                now = time.monotonic()
+                for worker in list(held):
+                    if worker.chunk and now >= worker.item_start + tasks[worker.chunk[0]].timeout:
+                        limit_s = tasks[worker.chunk[0]].timeout
+                        fire(worker, f"no verdict within {limit_s:g}s: worker killed and replaced", Verdict.TIMEOUT)
+                    elif not worker.ready and now >= worker.born + self.config.start_timeout:
+                        fire(worker, f"worker not ready after {self.config.start_timeout:g}s", Verdict.ERROR)
         finally:
-            self.close()
-        return self.results  # type: ignore[return-value]
-
-    def close(self) -> None:
-        """Give the workers back: those caught mid-item (e.g. Ctrl-C) are killed, their state is unknown."""
-        self.selector.close()
-        for worker in self.held:
-            if worker.chunk:
-                self.pool._discard(worker)  # interrupted mid-item: its state is unknown
-            else:
-                self.pool._release(worker)
-        self.held = []
+            selector.close()
+            for worker in held:
+                if worker.chunk:
+                    self._discard(worker)  # interrupted mid-item (e.g. Ctrl-C): its state is unknown
+                else:
+                    self._release(worker)
+        return results  # type: ignore[return-value]
 
 
 def _take_messages(worker: _Worker, settle: Callable[[int, VerifyResult], None], pending: collections.deque) -> tuple[bool, bool]:

@@ -96,16 +96,9 @@ def _counting_pool(monkeypatch) -> list[str]:
     real = api.get_pool()
 
     class CountingPool:
-        def batch(self, workers=None):
-            batch = real.batch(workers)
-            add = batch.add
-
-            def counted(tasks):
-                ran.extend(t.prediction for t in tasks)
-                add(tasks)
-
-            batch.add = counted
-            return batch
+        def run(self, tasks, workers=None):
+            ran.extend(t.prediction for t in tasks)
+            return real.run(tasks, workers)
 
     monkeypatch.setattr(api, "get_pool", lambda: CountingPool())
     return ran

@@ -80,12 +80,9 @@ def test_order_is_preserved_across_chunks_and_workers(light_pool):
     assert [r.extracted for r in results if r.verdict is Verdict.CORRECT] == [str(i) for i in range(n) if i % 2 and i % 5]
 
 
-def test_a_batch_over_several_slices_runs_each_distinct_item_once_in_order(light_pool):
-    # slices of the batch go to the workers while the next one takes the fast path (verifiers.api._Overlap);
+def test_a_batch_runs_each_distinct_item_once_in_order(light_pool):
     # an item repeated in the batch (an RL group repeats completions) is verified once, its copies share the verdict
-    from verifiers.api import OVERLAP_SLICE
-
-    n = 3 * OVERLAP_SLICE + 7
+    n = 3 * 512 + 7
     preds = [str(i % 700) if i % 3 else "x" for i in range(n)]  # repeats: i and i + 700 are the same item
     golds = [str(i % 700) for i in range(n)]
     kinds = ["raises" if i % 700 % 11 == 0 else "stamp" for i in range(n)]
@@ -98,30 +95,6 @@ def test_a_batch_over_several_slices_runs_each_distinct_item_once_in_order(light
             stamps.setdefault((preds[i], golds[i]), set()).add(r.extracted)
     assert all(len(s) == 1 for s in stamps.values())  # each distinct item ran once
     assert len(set().union(*stamps.values())) == len(stamps)  # and distinct items ran apart
-
-
-def test_an_interrupted_batch_gives_its_workers_back(light_pool, monkeypatch):
-    # the caller's thread hands slow items to the workers between slices of the fast path; Ctrl-C (or any
-    # exception) in the middle ends the batch: the workers go back to the pool (killed if caught mid-item)
-    from verifiers import api
-
-    def fast(prediction, gold, kind, **options):
-        if prediction == "stop":
-            raise KeyboardInterrupt
-        return None  # everything else to the workers
-
-    monkeypatch.setattr(api, "_fast_verify", lambda: fast)
-    n = 4 * api.OVERLAP_SLICE
-    preds = [str(i) for i in range(n)]
-    preds[3 * api.OVERLAP_SLICE + 5] = "stop"
-    with pytest.raises(KeyboardInterrupt):
-        verify_batch(preds, [str(i) for i in range(n)], kind=["sleep" if i == 7 else "exact" for i in range(n)],
-                     workers=2, timeout=30)
-    assert not light_pool._lock._is_owned()
-    start = time.monotonic()
-    assert verify("a", "a", kind="exact").verdict is Verdict.CORRECT  # the pool is whole: no worker is lost
-    assert time.monotonic() - start < 10
-    assert light_pool._alive <= light_pool.capacity
 
 
 def test_a_private_pool_with_its_own_memory_cap():
