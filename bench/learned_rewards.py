@@ -8,11 +8,11 @@ Each seed runs `examples/learned_reward_rl.sh RECIPE` with `SEED=s` (RM data, RM
 it; the warm start is the same for every seed) into OUT-DIR/seed-s, logging to OUT-DIR/seed-s.log;
 every seed runs from scratch: a seed folder that exists is an error, unless `--reuse` says to read
 the RL summaries a finished one holds (a reused seed is marked in the output).
-Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta with --rollback-on-alarm, and
-clip-delta without it and stopped by a gold-free alarm, and the verifier's outcome reward as the oracle), it prints the arm's gold budget (gold-labelled probe
-prompts its decisions read), held-out greedy accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation
-with the worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts
-(which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
+Then, per RL arm (bt: rm; qrm: mean, cvar; prm: raw, clip, delta, clip-delta with --rollback-on-alarm,
+clip-delta without it and stopped by a gold-free alarm, and the verifier's outcome reward as the
+oracle), it prints the arm's gold budget (gold-labelled prompts its decisions read), held-out greedy
+accuracy before and after, the gain and the badly-wrong rate as mean +- standard deviation with the
+worst and best seed, the gain of every seed, the RM's prompt overlap with RL's prompts (which the task's disjoint pools keep at 0), and the machine's load. `--parallel 2` runs two seeds
 at once; every RM trains on one torch thread whatever `--parallel` is, because the thread count
 changes the RM's bits (and so every number after it). Not a test; not run in CI: about 10 minutes
 per seed for bt, about 12 for qrm, 20 for prm (its four RL runs 2-3 min each), on 2 CPU cores.

@@ -170,7 +170,8 @@ def write_config(config: Any, out_dir: str | Path, resumed_from: str | None) -> 
             old = None
         new = {k: v for k, v in json.loads(json.dumps(config_to_dict(config))).items() if k not in ignore}
         if old is not None:  # an option added since the run started, at its default, changes nothing
-            added = {k for k in new if k not in old and k in _defaults(config) and new[k] == _defaults(config)[k]}
+            defaults = _defaults(config)
+            added = {k for k in new if k not in old and k in defaults and new[k] == defaults[k]}
             new = {k: v for k, v in new.items() if k not in added}
         if old == new:
             return current

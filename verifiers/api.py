@@ -143,13 +143,16 @@ class _Sorting:
         self.notes: dict[int, str] = {}  # item -> why the fast path failed (kept visible in `extra`)
         self.keys: dict[int, str] = {}  # item of a cached kind -> its cache key
         self.copies: dict[int, int] = {}  # item -> the earlier item of this batch it repeats (run once)
-        self.first: dict[str, int] = {}
         self.seen: dict[tuple, int] = {}  # (prediction, gold, kind, options, limit) -> its first item (kinds are deterministic)
+        self._options: dict[int, str] = {}  # id of an options dict -> its content, written once
 
     def take(self, i: int, prediction: str, gold: str, kind: str, options: dict[str, Any]) -> None:
         timeouts = self.timeouts
-        same = (prediction, gold, kind, id(options), timeouts[i] if timeouts is not None else None)
-        if same in self.seen:  # an RL group repeats completions: the first one's verdict serves its copies
+        limit = (timeouts[i] if timeouts is not None else self.timeout) or default_timeout(kind)
+        if id(options) not in self._options:  # (the items hold their options: an id is not reused during the batch)
+            self._options[id(options)] = repr(sorted(options.items()))
+        same = (prediction, gold, kind, self._options[id(options)], limit)
+        if same in self.seen:  # an RL group repeats completions (and programs): the first one's verdict serves its copies
             self.copies[i] = self.seen[same]
             return
         self.seen[same] = i
@@ -167,17 +170,12 @@ class _Sorting:
                     changes["elapsed"] = time.perf_counter() - start
                 self.results[i] = dataclasses.replace(result, **changes)
                 return
-        limit = (timeouts[i] if timeouts is not None else self.timeout) or default_timeout(kind)
         if kind in CACHED_KINDS:
             self.keys[i] = key = _cache_key(prediction, gold, kind, options, limit)
             cached = _cache_get(key)
             if cached is not None:
                 self.results[i] = cached
                 return
-            if key in self.first:
-                self.copies[i] = self.first[key]
-                return
-            self.first[key] = i
         self.slots.append(i)
         self.tasks.append(Task(KINDS[kind], prediction, gold, options, limit, kind))
 

@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from fractions import Fraction
@@ -224,6 +225,7 @@ _CLOSED_RES = (  # (sign)(coefficient)atom | \frac{(coefficient)atom}{den} | \fr
 )
 
 
+@lru_cache(maxsize=4096)  # the gold repeats within a prompt's group
 def _closed_form(text: str) -> tuple[Fraction, int] | None:
     """`text` as q*sqrt(m) (m > 1 square-free) or q*pi (m = 0), q a non-zero rational; None for anything else,
     and for a form whose value is rational (`3\\sqrt{4}`): those are numbers, for the number rules."""
@@ -259,7 +261,7 @@ def _fast_closed_forms(text: str, gold: str, rel_tol: float = DEFAULT_REL_TOL) -
         return None
     if pred_form == gold_form:
         return True, "equivalent"
-    value = lambda f: float(f[0]) * (3.141592653589793 if f[1] == 0 else f[1] ** 0.5)  # noqa: E731
+    value = lambda f: float(f[0]) * (math.pi if f[1] == 0 else math.sqrt(f[1]))  # noqa: E731
     a, b = value(pred_form), value(gold_form)
     if abs(a - b) <= max(1e-3, 2 * rel_tol) * max(abs(a), abs(b)):
         return None

@@ -83,7 +83,7 @@ def test_order_is_preserved_across_chunks_and_workers(light_pool):
 def test_a_batch_runs_each_distinct_item_once_in_order(light_pool):
     # an item repeated in the batch (an RL group repeats completions) is verified once, its copies share the verdict
     n = 3 * 512 + 7
-    preds = [str(i % 700) if i % 3 else "x" for i in range(n)]  # repeats: i and i + 700 are the same item
+    preds = [str(i % 700) if i % 3 else "x" for i in range(n)]  # repeats: i and i + 2100 are the same item
     golds = [str(i % 700) for i in range(n)]
     kinds = ["raises" if i % 700 % 11 == 0 else "stamp" for i in range(n)]
     results = verify_batch(preds, golds, kind=kinds, workers=2)
