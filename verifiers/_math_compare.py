@@ -142,6 +142,7 @@ def expr_equal(gold: Any, pred: Any, s: Settings) -> bool:
     """Numbers, containers, assignments and relation/set pairs by our rules; the rest by math-verify."""
     if not (isinstance(gold, (Basic, MatrixBase)) and isinstance(pred, (Basic, MatrixBase))):
         return anchor_equal(gold, pred, s)
+    gold, pred = _unit_powers_evaluated(gold), _unit_powers_evaluated(pred)
     if is_assignment_relation(gold) and not is_relation(pred):
         gold = take_last_relation(gold).rhs  # "x = 2" vs "2"
     if is_relation(pred) and not is_relation(gold) and isinstance(take_last_relation(pred), sympy.Eq):
@@ -170,6 +171,14 @@ def expr_equal(gold: Any, pred: Any, s: Settings) -> bool:
         # both ways, as sympy.simplify inside math-verify would, at a fraction of its cost
         return sympy.expand(gold - pred) == 0
     return anchor_equal(gold, pred, s)
+
+
+def _unit_powers_evaluated(expr: Any) -> Any:
+    """'x^{1}' parses to an unevaluated x**1, which neither sympy.expand nor math-verify's symbol check
+    takes for x ('2x^{1}+1' against '2x+1', 't^1' against 't'): replaced by its base."""
+    if not isinstance(expr, Basic) or not any(p.exp == 1 for p in expr.atoms(sympy.Pow)):
+        return expr
+    return expr.replace(lambda e: isinstance(e, sympy.Pow) and e.exp == 1, lambda e: e.base)
 
 
 def _container_equal(gold: Any, pred: Any, s: Settings) -> bool | None:

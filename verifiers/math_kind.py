@@ -280,6 +280,8 @@ def _is_separated_unit(before: str, after: str, keep: frozenset = frozenset()) -
         return False  # '\\frac{1}{2}ab', '5t': variables glued to a value, not a unit ('5cm' is one)
     if len(inner) == 1 and inner.isalpha() and re.search(r"[A-Za-z]\s*$", after):
         return False  # '2 a c': a product of variables written with spaces, not the unit 'c'
+    if len(inner) == 1 and inner.isalpha() and re.search(rf"(?<![A-Za-z\\]){inner}(?![A-Za-z])", after):
+        return False  # 't^2 - 21 + 4 t': a variable of the expression itself, not the unit 't'
     return bool(inner)
 
 

@@ -316,14 +316,17 @@ def expression(rng: random.Random) -> tuple[str, list, list]:
         return gold, [e for e in eq if e[1] != gold], near
     if shape == "polynomial":
         a, b, c = rng.randint(2, 6), rng.choice([-5, -3, -2, 2, 3, 5]), rng.randint(1, 9)
+        x = rng.choice(["x", "x", "t", "s", "m", "n"])  # letters that are also units (t, s, m) stay variables
         sb = f"- {-b}x" if b < 0 else f"+ {b}x"
-        gold = f"{a}x^2 {sb} + {c}"
+        gold = f"{a}x^2 {sb} + {c}" if rng.random() < 0.7 else f"{a}x^2 + {c} {sb.replace('x', ' x')}"  # 'x' last, spaced
         eq = [("reordered terms", f"{c} {sb} + {a}x^2"), ("braces", f"{a}x^{{2}}{sb}+{c}"), ("spaces", f"{a} x^2 {sb.replace('x', ' x')} + {c}"),
-              ("cdot", f"{a}\\cdot x^2 {sb} + {c}"), ("factored x", f"x({a}x {'-' if b < 0 else '+'} {abs(b)}) + {c}")]
+              ("cdot", f"{a}\\cdot x^2 {sb} + {c}"), ("factored x", f"x({a}x {'-' if b < 0 else '+'} {abs(b)}) + {c}"),
+              ("exponent 1 written", f"{a}x^2 {sb}^{{1}} + {c}")]
         near = [("sign of a term", f"{a}x^2 {sb.replace('-', '#').replace('+', '-').replace('#', '+')} + {c}"),
                 ("constant off by one", f"{a}x^2 {sb} + {c + 1}"), ("variable renamed", f"{a}y^2 {sb.replace('x', 'y')} + {c}"),
-                ("exponent off by one", f"{a}x^3 {sb} + {c}")]
-        return gold, eq, near
+                ("exponent off by one", f"{a}x^3 {sb} + {c}"), ("exponent 1 for 2", f"{a}x^{{1}} {sb} + {c}")]
+        rename = lambda text: text.replace("x", x)  # noqa: E731
+        return rename(gold), [(f, rename(t)) for f, t in eq], [(f, rename(t)) for f, t in near]
     if shape == "product":
         k = rng.randint(2, 9)
         u, v = _letters(rng, 2)
