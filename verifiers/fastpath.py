@@ -13,6 +13,10 @@ For `math` it decides:
 - a multiple-choice gold ("B", "(B)", "\\boxed{B}") through the pure-Python `choice` kind, as the
   slow path does;
 - a boxed / $-wrapped answer whose text is identical to the gold's (simple LaTeX only);
+- tuples, intervals, sets and pmatrix / bmatrix matrices of exact literals against the same shape;
+- a polynomial in one letter with integer coefficients against one in the same letter, both bare or
+  both assigned to the same letter ('y = 14 + 8x' for 'y=8x+14', '(x+3)^2' for 'x^2+6x+9'):
+  exact coefficients, no parser (`_polynomial`);
 - a bare answer made of exact literals (`_fast_bare`): a bound against a half-line ("x > 7" for
   "(7, \\infty)"), a solution set ("x = 13 or x = -9" for "-9, 13"), assignments against a tuple;
 - a closed form against a closed form, both q*sqrt(n) or q*pi with q rational ("\\sqrt{28}" for
@@ -31,7 +35,7 @@ For `numeric`, `choice` and `string` (pure Python, bounded input) it calls the k
 'correct'
 >>> fast_verify("\\\\boxed{\\\\frac{1}{3}}", "0.333333").verdict.value
 'correct'
->>> fast_verify("\\\\boxed{x^2}", "2x") is None
+>>> fast_verify("\\\\boxed{\\\\sin x}", "\\\\cos x") is None
 True
 """
 
@@ -186,7 +190,7 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         return None
     text, pred_num = pred
     if gold_num is None and pred_num is None:
-        closed = _fast_closed_forms(text, gold.strip(), rel_tol)
+        closed = _fast_closed_forms(text, gold.strip(), rel_tol) or _fast_polynomials(text, gold.strip())
         if closed is not None and _region_states_only(prepared, text, None):
             ok, detail = closed
             return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
@@ -201,6 +205,10 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
     g = gold.strip()
     if text == g and _SIMPLE_TEXT_RE.match(g) and g.count("{") == g.count("}") and g[-1] not in "+-*/^_=,.":
         return result(Verdict.CORRECT, "math", start, text, g, "equivalent")
+    gold_matrix, pred_matrix = _matrix(g), _matrix(text)
+    if gold_matrix is not None and pred_matrix is not None:  # entry by entry, as the slow path's sympy Matrix
+        ok = gold_matrix == pred_matrix
+        return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, g, "equivalent" if ok else "not equivalent")
     gold_items, pred_items = _container(g), _container(text)
     if gold_items is not None and pred_items is not None:
         (g_shape, golds), (p_shape, preds) = gold_items, pred_items
@@ -266,6 +274,155 @@ def _fast_closed_forms(text: str, gold: str, rel_tol: float = DEFAULT_REL_TOL) -
     if abs(a - b) <= max(1e-3, 2 * rel_tol) * max(abs(a), abs(b)):
         return None
     return False, "not equivalent"
+
+
+# ---------------------------------------------------------------- polynomials in one variable
+_POLY_TOKEN_RE = re.compile(r"\s*(?:(\d{1,6})|([a-df-hj-z])|(\\cdot|\\times|[-+*()^{}=]))")  # no e, i (constants to the slow path)
+_MAX_DEGREE = 12  # (x+1)^{12} expands in microseconds here and well inside the slow path's limit
+
+
+def _poly_tokens(text: str) -> list[tuple[str, str]] | None:
+    """('n', digits) / ('v', letter) / ('o', operator) tokens, or None for anything outside the grammar,
+    including two numbers apart only by spaces ('2 3x': LaTeX reads 23x)."""
+    tokens: list[tuple[str, str]] = []
+    at = 0
+    while at < len(text):
+        m = _POLY_TOKEN_RE.match(text, at)
+        if m is None:
+            return None
+        number, letter, op = m.groups()
+        kind = "n" if number else "v" if letter else "o"
+        if kind == "n" and tokens and tokens[-1][0] == "n":
+            return None
+        tokens.append((kind, m.group(m.lastindex)))
+        at = m.end()
+    return tokens
+
+
+def _times(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
+    product: dict[int, int] = {}
+    for i, x in a.items():
+        for j, y in b.items():
+            product[i + j] = product.get(i + j, 0) + x * y
+    return product
+
+
+class _Poly:
+    """A recursive-descent reader of integer polynomials: expr := ['-'] term (('+'|'-') term)*;
+    term := power (['*' | '\\cdot' | '\\times' | juxtaposition] power)*; power := atom ['^' digit | '^{' int '}'];
+    atom := int | letter | '(' expr ')'. Juxtaposition only as LaTeX reads it unambiguously: a number or ')'
+    before a letter or '(' ('2x', '3(x+1)', '(x+1)(x-1)', '(x+1)x'); 'x3', 'xx', 'x(x+1)' (read as a call: 'n(3)'),
+    '(x+1)2', '-x^-2', 'x^23' (LaTeX: x^2 * 3) are outside the grammar. A polynomial is {exponent: coefficient}."""
+
+    def __init__(self, tokens: list[tuple[str, str]]) -> None:
+        self.tokens, self.at, self.letters = tokens, 0, set()
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self, value: str) -> bool:
+        if self.peek() == ("o", value):
+            self.at += 1
+            return True
+        return False
+
+    def expr(self) -> dict[int, int] | None:
+        sign = -1 if self.take("-") else 1
+        total = self.term()
+        if total is None:
+            return None
+        total = {k: sign * c for k, c in total.items()}
+        while (op := self.peek()) in (("o", "+"), ("o", "-")):
+            self.at += 1
+            nxt = self.term()
+            if nxt is None:
+                return None
+            for k, c in nxt.items():
+                total[k] = total.get(k, 0) + (c if op[1] == "+" else -c)
+        return total
+
+    def term(self) -> dict[int, int] | None:
+        product = self.power()
+        while product is not None:
+            before = self.tokens[self.at - 1]
+            nxt = self.peek()
+            if nxt in (("o", "*"), ("o", "\\cdot"), ("o", "\\times")):
+                self.at += 1
+            elif nxt is None or not (nxt[0] == "v" or nxt == ("o", "(")) or before[0] == "v":
+                return product  # no juxtaposition here: 'x x', 'x(3)' (LaTeX parsers read a call), anything before a number
+            factor = self.power()
+            if factor is None:
+                return None
+            product = _times(product, factor)
+            if max(product, default=0) > _MAX_DEGREE:
+                return None
+        return product
+
+    def power(self) -> dict[int, int] | None:
+        base = self.atom()
+        if base is None or not self.take("^"):
+            return base
+        braced = self.take("{")
+        tok = self.peek()
+        if tok is None or tok[0] != "n" or (not braced and len(tok[1]) > 1):
+            return None  # 'x^23' is x^2 * 3 in LaTeX, 'x^{-1}' not a polynomial
+        self.at += 1
+        n = int(tok[1])
+        if (braced and not self.take("}")) or n * max(base, default=0) > _MAX_DEGREE:
+            return None
+        result = {0: 1}
+        for _ in range(n):
+            result = _times(result, base)
+        return result
+
+    def atom(self) -> dict[int, int] | None:
+        tok = self.peek()
+        if tok is None:
+            return None
+        self.at += 1
+        if tok[0] == "n":
+            return {0: int(tok[1])}
+        if tok[0] == "v":
+            self.letters.add(tok[1])
+            return {1: 1}
+        if tok == ("o", "("):
+            inner = self.expr()
+            return inner if inner is not None and self.take(")") else None
+        return None
+
+
+@lru_cache(maxsize=4096)  # the gold repeats within a prompt's group
+def _polynomial(text: str) -> tuple[str | None, str, tuple[tuple[int, int], ...]] | None:
+    """`text` as a polynomial of degree >= 1 in one letter with integer coefficients, optionally
+    assigned to another letter ('y = 8x + 14'): (assigned letter or None, the letter, the non-zero
+    (exponent, coefficient) pairs, sorted); None for anything else."""
+    tokens = _poly_tokens(text)
+    if tokens is None or tokens.count(("o", "=")) > 1:
+        return None
+    assigned = None
+    if ("o", "=") in tokens:
+        if len(tokens) < 3 or tokens[0][0] != "v" or tokens[1] != ("o", "="):
+            return None
+        assigned, tokens = tokens[0][1], tokens[2:]
+    reader = _Poly(tokens)
+    poly = reader.expr()
+    if poly is None or reader.at != len(tokens) or len(reader.letters) != 1 or assigned in reader.letters:
+        return None
+    terms = tuple(sorted((k, c) for k, c in poly.items() if c))
+    if not any(k for k, _ in terms):
+        return None  # a constant ('x - x'): a number, for the number rules
+    return assigned, next(iter(reader.letters)), terms
+
+
+def _fast_polynomials(text: str, gold: str) -> tuple[bool, str] | None:
+    """A prediction and a gold that are both polynomials (`_polynomial`) in the same letter, both bare or both
+    assigned to the same letter: equal exactly when their coefficients are (the slow path's sympy agrees: integer
+    coefficients, no tolerance). Another letter or another shape is left to the slow path (`strict`, renamings,
+    an equation against its right-hand side, scaled equations)."""
+    pred_poly, gold_poly = _polynomial(text), _polynomial(gold)
+    if pred_poly is None or gold_poly is None or pred_poly[:2] != gold_poly[:2]:
+        return None
+    return (True, "equivalent") if pred_poly[2] == gold_poly[2] else (False, "not equivalent")
 
 
 def _region_states_only(prepared: str, text: str, num: Num | None) -> bool:
@@ -393,6 +550,24 @@ def _container(text: str) -> tuple[str, list[Fraction]] | None:
     return shape, [n.value for n in nums]
 
 
+_MATRIX_RE = re.compile(r"^\\begin\{([pb]matrix)\}(.*)\\end\{\1\}$", re.DOTALL)
+
+
+def _matrix(text: str) -> tuple[tuple[Fraction, ...], ...] | None:
+    """The rows of a pmatrix / bmatrix of exact literals ('\\begin{pmatrix}1&-2\\\\\\frac{1}{2}&4\\end{pmatrix}');
+    None for anything else (a vmatrix is a determinant, an empty or ragged row, a decimal, an expression)."""
+    m = _MATRIX_RE.match(text.strip())
+    if m is None:
+        return None
+    rows = []
+    for row in m.group(2).split("\\\\"):
+        values = [_latex_num(entry.strip()) for entry in row.split("&")]
+        if not values or any(v is None or not v.exact for v in values):
+            return None
+        rows.append(tuple(v.value for v in values))
+    return tuple(rows) if len({len(r) for r in rows}) == 1 else None
+
+
 def math_options(options: dict[str, Any]) -> dict[str, Any]:
     """The `math` kind's options, checked (shared by the fast and the slow path)."""
     if not options:
@@ -416,7 +591,8 @@ def _fast_math_kind(prediction: str, gold: str, **options: Any) -> VerifyResult 
     opts = math_options(options)
     if opts["latex_only"]:
         return None  # the plain-text readings below are exactly what this option turns off
-    # `strict` and `relation_as_set` only matter for symbolic answers, which the fast path never decides
+    # `strict` and `relation_as_set` do not matter here: the only symbolic answers decided are polynomials
+    # in the same letter on both sides (`_fast_polynomials`), never a relation or a renamed letter
     return _fast_math(prediction, gold, opts["rel_tol"], opts["precision"], opts["sig_digits"])
 
 
