@@ -279,6 +279,7 @@ def _fast_closed_forms(text: str, gold: str, rel_tol: float = DEFAULT_REL_TOL) -
 # ---------------------------------------------------------------- polynomials in one variable
 _POLY_TOKEN_RE = re.compile(r"\s*(?:(\d{1,6})|([a-df-hj-z])|(\\cdot|\\times|[-+*()^{}=]))")  # no e, i (constants to the slow path)
 _MAX_DEGREE = 12  # (x+1)^{12} expands in microseconds here and well inside the slow path's limit
+_MAX_PARENS = 32
 
 
 def _poly_tokens(text: str) -> list[tuple[str, str]] | None:
@@ -397,8 +398,8 @@ def _polynomial(text: str) -> tuple[str | None, str, tuple[tuple[int, int], ...]
     assigned to another letter ('y = 8x + 14'): (assigned letter or None, the letter, the non-zero
     (exponent, coefficient) pairs, sorted); None for anything else."""
     tokens = _poly_tokens(text)
-    if tokens is None or tokens.count(("o", "=")) > 1:
-        return None
+    if tokens is None or tokens.count(("o", "=")) > 1 or tokens.count(("o", "(")) > _MAX_PARENS:
+        return None  # the reader recurses per parenthesis: a completion of 400 nested ones must not crash it
     assigned = None
     if ("o", "=") in tokens:
         if len(tokens) < 3 or tokens[0][0] != "v" or tokens[1] != ("o", "="):

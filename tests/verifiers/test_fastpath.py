@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import time
 from fractions import Fraction
 
 import pytest
@@ -339,6 +340,19 @@ def _matrix_case(rng: random.Random) -> tuple[str, str]:
     frame = rng.choice(SIMPLE_FRAMES + OTHER_FRAMES + ["{a}", "$\\boxed{{{a}}}$ or maybe $\\begin{{pmatrix}}1\\end{{pmatrix}}$",
                                                        "$$\\boxed{{{a}}}$$", "\\[{a}\\]", "The matrix is $A = {a}$."])
     return gold, frame.format(a=pred)
+
+
+def test_polynomial_reader_declines_what_it_cannot_bound():
+    """A policy's completion is untrusted: deep nesting, huge degrees and long sums are declined or read in
+    linear time, never a RecursionError or a slow expansion in the calling process."""
+    assert fast_verify("\\boxed{" + "(" * 400 + "x" + ")" * 400 + "}", "x^2+1") is None
+    assert fast_verify("$(x+1)^{99}$", "x+1") is None
+    assert fast_verify("$(x+1)^{9}(x-1)^{9}$", "x+1") is None  # degree 18: past the cap
+    start = time.perf_counter()
+    long_sum = fast_verify("$" + "+".join(["x"] * 5000) + "$", "5000x")
+    assert long_sum is None or long_sum.verdict is Verdict.CORRECT
+    assert time.perf_counter() - start < 0.5
+    assert fast_verify("$" + "+".join(["x"] * 50) + "$", "50x").verdict is Verdict.CORRECT
 
 
 def test_matrices_fast_and_slow_agree():
