@@ -395,29 +395,39 @@ class _Poly:
 @lru_cache(maxsize=4096)  # the gold repeats within a prompt's group
 def _polynomial(text: str) -> tuple[str | None, str, tuple[tuple[int, int], ...]] | None:
     """`text` as a polynomial of degree >= 1 in one letter with integer coefficients, optionally
-    assigned to another letter ('y = 8x + 14'): (assigned letter or None, the letter, the non-zero
-    (exponent, coefficient) pairs, sorted); None for anything else."""
+    assigned to another letter ('y = 8x + 14') or defining a function of that letter ('f(t) = t^2 + 3'):
+    (the assigned letter, 'f()' for a function, or None; the letter, '' for a function, whose variable is
+    bound; the non-zero (exponent, coefficient) pairs, sorted); None for anything else."""
     tokens = _poly_tokens(text)
     if tokens is None or tokens.count(("o", "=")) > 1 or tokens.count(("o", "(")) > _MAX_PARENS:
         return None  # the reader recurses per parenthesis: a completion of 400 nested ones must not crash it
-    assigned = None
+    assigned = bound = None
     if ("o", "=") in tokens:
-        if len(tokens) < 3 or tokens[0][0] != "v" or tokens[1] != ("o", "="):
+        lhs = tokens[:tokens.index(("o", "="))]
+        if len(lhs) == 1 and lhs[0][0] == "v":
+            assigned = lhs[0][1]
+        elif len(lhs) == 4 and lhs[0][0] == "v" and lhs[1] == ("o", "(") and lhs[2][0] == "v" and lhs[3] == ("o", ")"):
+            assigned, bound = lhs[0][1] + "()", lhs[2][1]
+        else:
             return None
-        assigned, tokens = tokens[0][1], tokens[2:]
+        tokens = tokens[len(lhs) + 1:]
     reader = _Poly(tokens)
     poly = reader.expr()
-    if poly is None or reader.at != len(tokens) or len(reader.letters) != 1 or assigned in reader.letters:
+    if poly is None or reader.at != len(tokens) or len(reader.letters) != 1 or (assigned or "")[:1] in reader.letters:
         return None
+    letter = next(iter(reader.letters))
+    if bound is not None and bound != letter:
+        return None  # 'f(x) = t^2': t is not the function's variable
     terms = tuple(sorted((k, c) for k, c in poly.items() if c))
     if not any(k for k, _ in terms):
         return None  # a constant ('x - x'): a number, for the number rules
-    return assigned, next(iter(reader.letters)), terms
+    return assigned, "" if bound else letter, terms
 
 
 def _fast_polynomials(text: str, gold: str) -> tuple[bool, str] | None:
     """A prediction and a gold that are both polynomials (`_polynomial`) in the same letter, both bare or both
-    assigned to the same letter: equal exactly when their coefficients are (the slow path's sympy agrees: integer
+    assigned to the same letter, or both defining the same function (its variable may be renamed, as the slow
+    path's `_function_renamed` allows): equal exactly when their coefficients are (the slow path's sympy agrees: integer
     coefficients, no tolerance). Another letter or another shape is left to the slow path (`strict`, renamings,
     an equation against its right-hand side, scaled equations)."""
     pred_poly, gold_poly = _polynomial(text), _polynomial(gold)

@@ -251,35 +251,39 @@ def _poly_case(rng: random.Random) -> tuple[str, str]:
     letter = rng.choice("xxxtnab")
     roots = [rng.randint(-9, 9) for _ in range(rng.choice([1, 1, 2, 2, 3, 4]))]
     lead = rng.choice([1, 1, 2, 3, -1, -2, 5])
-    assign = rng.random() < 0.3
-    gold = ("y = " if assign else "") + _poly_text(rng, roots, lead, letter)
+    lhs = rng.choice([None] * 6 + ["y", "y", "f", "f"])  # bare, assigned, a function of the letter
+    gold = {None: "", "y": "y = ", "f": f"f({letter}) = "}[lhs] + _poly_text(rng, roots, lead, letter)
+    renamed = letter if lhs != "f" or rng.random() < 0.6 else rng.choice("stuvw")  # a function's variable is bound
     change = rng.random()
     if change < 0.45:
-        pred = _poly_text(rng, roots, lead, letter)  # the same polynomial, written otherwise
+        pred = _poly_text(rng, roots, lead, renamed)  # the same polynomial, written otherwise
     elif change < 0.6:
-        pred = _poly_text(rng, roots[:-1] + [roots[-1] + rng.choice([1, -1])], lead, letter)  # a root off by one
+        pred = _poly_text(rng, roots[:-1] + [roots[-1] + rng.choice([1, -1])], lead, renamed)  # a root off by one
     elif change < 0.7:
-        pred = _poly_text(rng, roots, -lead, letter)  # the sign
+        pred = _poly_text(rng, roots, -lead, renamed)  # the sign
     elif change < 0.75:
-        pred = _poly_text(rng, roots + [0], lead, letter)  # one degree more
+        pred = _poly_text(rng, roots + [0], lead, renamed)  # one degree more
     elif change < 0.8:
         pred = _poly_text(rng, roots, lead, "z")  # another letter
     elif change < 0.85:
-        pred = _poly_text(rng, roots, lead * 1000001, letter)  # a relative 1e-6 on every coefficient
+        pred = _poly_text(rng, roots, lead * 1000001, renamed)  # a relative 1e-6 on every coefficient
     else:
         pred = rng.choice([f"{_poly_text(rng, roots, lead, letter)} + 0.5", f"{_poly_text(rng, roots, lead, letter)}^{{-1}}",
                            f"e{letter}", f"i{letter} + 1", f"{letter}^23", f"2 3{letter}", f"{letter}3", f"({letter}+1)2",
                            f"\\frac{{{letter}}}{{2}}", f"{letter}^{{13}}", f"({letter}+1)^{{7}}({letter}-1)^{{7}}", f"-{letter}^-2",
                            f"{letter}{letter}", f"\\sqrt{{{letter}}}", f"{letter}^2 = 4", f"|{letter}|", "42"])
-    if gold.startswith("y = "):
+    if lhs == "y":
         pred = rng.choice(["y = ", "y=", "", "x = ", "f(x) = "]) + pred
+    elif lhs == "f":
+        pred = rng.choice([f"f({renamed}) = ", f"f({renamed})=", f"g({renamed}) = ", "y = ", "", f"f({letter}) = "]) + pred
     frame = rng.choice(SIMPLE_FRAMES + OTHER_FRAMES + ["{a}", "{a}", "$\\boxed{{{a}}}$ or maybe $x$", "\\boxed{{{a}}} \\approx 1.41",
                                                        "{a} cm", "\\boxed{{{a}}}\\text{{ m}}", "$${a}$$", "So $f(x) = {a}$."])
     return gold, frame.format(a=pred)
 
 
 def test_polynomials_fast_and_slow_agree():
-    """Integer polynomials in one letter, bare or assigned ('y = ...'): the same polynomial rewritten
+    """Integer polynomials in one letter, bare, assigned ('y = ...') or a function ('f(t) = ...', its variable
+    renamed or not): the same polynomial rewritten
     (factored, expanded, terms shuffled, \\cdot and braces), near misses (a root, the sign, a degree, another
     letter, a relative 1e-6), other forms (fractions, e and i, 'x^23' which LaTeX reads as x^2 * 3, '2 3x',
     degrees past the cap), hedges and units around them: whenever the fast path decides, the slow path agrees."""
@@ -295,7 +299,7 @@ def test_polynomials_fast_and_slow_agree():
         if fast.verdict is not slow.verdict:
             mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
     assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
-    assert decided >= 110, decided  # 130-159 of 600 over seeds 1-7 and 11
+    assert decided >= 100, decided  # 121-136 of 600 over seeds 1-7, 11, 21, 22
 
 
 # ---------------------------------------------------------------- matrices of exact literals
