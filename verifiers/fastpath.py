@@ -235,8 +235,9 @@ _CLOSED_RES = (  # (sign)(coefficient)atom | \frac{(coefficient)atom}{den} | \fr
 
 @lru_cache(maxsize=4096)  # the gold repeats within a prompt's group
 def _closed_form(text: str) -> tuple[Fraction, int] | None:
-    """`text` as q*sqrt(m) (m > 1 square-free) or q*pi (m = 0), q a non-zero rational; None for anything else,
-    and for a form whose value is rational (`3\\sqrt{4}`): those are numbers, for the number rules."""
+    """`text` as q*sqrt(m) (m square-free; m = 1: the value is rational, '3\\sqrt{4}') or q*pi (m = 0), q a
+    non-zero rational; None for anything else. Only called when neither side is a plain number: a rational
+    closed form against a number ('6' for '2\\sqrt{9}') stays with the slow path."""
     t = re.sub(r"\s+", "", text)
     for number, pattern in enumerate(_CLOSED_RES):
         m = pattern.match(t)
@@ -256,7 +257,7 @@ def _closed_form(text: str) -> tuple[Fraction, int] | None:
                 n //= f * f
                 square *= f
             f += 1
-        return (q * square, n) if n > 1 else None
+        return q * square, n  # n == 1: a rational value written as a root ('2\\sqrt{9}')
     return None
 
 
