@@ -833,3 +833,45 @@ def test_a_boot_started_ahead_serves_the_next_run_and_never_dies_with_a_thread()
     time.sleep(0.2)
     for n in range(3):
         assert run_python(f"print({n})").stdout == f"{n}\n"
+
+
+def test_boots_json_reads_and_writes_as_the_json_module_does():
+    """The sandbox's boot process reads its configuration and the driver's report with json's C scanner
+    (importing `json` itself, and re with it, was ~4.5 of its ~27 ms start-up): generated values round-trip exactly as
+    json.dumps / json.loads do, and what json.loads rejects is a ValueError here too."""
+    import importlib.util
+    import random
+
+    spec = importlib.util.spec_from_file_location("boot_under_test", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                                                 "verifiers", "sandbox_boot.py"))
+    boot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(boot)
+    rng = random.Random(5)
+
+    def value(depth: int = 0):
+        kind = rng.randrange(8 if depth < 4 else 5)
+        if kind == 0:
+            return rng.choice([None, True, False])
+        if kind == 1:
+            return rng.randint(-10**20, 10**20)
+        if kind == 2:
+            return rng.choice([rng.uniform(-1e6, 1e6), 1e300, -0.0, 5e-324])
+        if kind in (3, 4):
+            return "".join(chr(rng.choice([rng.randrange(32, 127), rng.randrange(0, 32), rng.randrange(0x80, 0x3000),
+                                           0x1F600, ord('"'), ord("\\")])) for _ in range(rng.randrange(12)))
+        if kind == 5:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {str(value(depth + 1)): value(depth + 1) for _ in range(rng.randrange(4))}
+
+    for _ in range(500):
+        v = value()
+        assert boot._json_dumps(v) == json.dumps(v)
+        assert boot._json_loads(json.dumps(v).encode()) == json.loads(json.dumps(v))
+    for bad in [b"", b"{", b"{} x", b"\xff", b"nul", b"[1,]", b'{"a" 1}', b"'a'", b"[1] [2]"]:
+        with pytest.raises(ValueError):
+            json.loads(bad)
+        with pytest.raises(ValueError):
+            boot._json_loads(bad)
+    assert boot._json_loads(b' \n{"a": NaN, "b": -Infinity}\t') == {"a": pytest.approx(float("nan"), nan_ok=True), "b": float("-inf")}
+    with pytest.raises(TypeError):
+        boot._json_dumps({"a": object()})
