@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from fractions import Fraction
+from typing import Callable
 
 import pytest
 
@@ -149,6 +150,24 @@ def test_fast_path_agrees_with_slow_path_and_decides_most(options):
     assert simple_decided / simple >= 0.9, f"fast path decided only {simple_decided}/{simple} simple cases"
 
 
+def _fast_and_slow_agree(case: Callable[[random.Random], tuple[str, str]], seed: int, n: int) -> int:
+    """Draw `n` (gold, prediction) cases; wherever the fast path decides, the slow path must give the same
+    verdict. How many the fast path decided."""
+    rng = random.Random(seed)
+    decided, mismatches = 0, []
+    for _ in range(n):
+        gold, pred = case(rng)
+        fast = fast_verify(pred, gold)
+        if fast is None:
+            continue
+        decided += 1
+        slow = verify_math(pred, gold)
+        if fast.verdict is not slow.verdict:
+            mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
+    assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
+    return decided
+
+
 # ---------------------------------------------------------------- closed forms: q*sqrt(n), q*pi
 def _closed_text(rng: random.Random, q: Fraction, root: int) -> str:
     """q*sqrt(root) (root 0: q*pi) written one of the ways people write it, squares moved in or out."""
@@ -197,18 +216,7 @@ def test_closed_forms_fast_and_slow_agree():
     """q*sqrt(n) and q*pi: the same value rewritten (squares in and out of the root, fraction shapes, signs), near
     misses (coefficient, sign, radicand, a relative 1e-6), decimals, other forms, hedges and units around them:
     whenever the fast path decides, the slow path agrees; and it decides most same-shape cases."""
-    rng = random.Random(7)
-    decided, mismatches = 0, []
-    for _ in range(1500):
-        gold, pred = _closed_case(rng)
-        fast = fast_verify(pred, gold)
-        if fast is None:
-            continue
-        decided += 1
-        slow = verify_math(pred, gold)
-        if fast.verdict is not slow.verdict:
-            mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
-    assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
+    decided = _fast_and_slow_agree(_closed_case, seed=7, n=1500)
     assert decided >= 360, decided  # 414-440 of 1,500 over seeds 1-7 (358-394 before rational roots were decided)
 
 
@@ -287,18 +295,7 @@ def test_polynomials_fast_and_slow_agree():
     (factored, expanded, terms shuffled, \\cdot and braces), near misses (a root, the sign, a degree, another
     letter, a relative 1e-6), other forms (fractions, e and i, 'x^23' which LaTeX reads as x^2 * 3, '2 3x',
     degrees past the cap), hedges and units around them: whenever the fast path decides, the slow path agrees."""
-    rng = random.Random(11)
-    decided, mismatches = 0, []
-    for _ in range(600):
-        gold, pred = _poly_case(rng)
-        fast = fast_verify(pred, gold)
-        if fast is None:
-            continue
-        decided += 1
-        slow = verify_math(pred, gold)
-        if fast.verdict is not slow.verdict:
-            mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
-    assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
+    decided = _fast_and_slow_agree(_poly_case, seed=11, n=600)
     assert decided >= 100, decided  # 121-136 of 600 over seeds 1-7, 11, 21, 22
 
 
@@ -364,18 +361,7 @@ def test_matrices_fast_and_slow_agree():
     spacing, fraction shapes), near misses (an entry, transposed, a row or column, the sign), other forms
     (a determinant, a trailing row break, a tuple, rounded decimals, a variable), hedges and frames around
     them: whenever the fast path decides, the slow path agrees."""
-    rng = random.Random(13)
-    decided, mismatches = 0, []
-    for _ in range(400):
-        gold, pred = _matrix_case(rng)
-        fast = fast_verify(pred, gold)
-        if fast is None:
-            continue
-        decided += 1
-        slow = verify_math(pred, gold)
-        if fast.verdict is not slow.verdict:
-            mismatches.append((gold, pred, fast.verdict.value, slow.verdict.value))
-    assert not mismatches, f"{len(mismatches)} disagreements, e.g. {mismatches[:10]}"
+    decided = _fast_and_slow_agree(_matrix_case, seed=13, n=400)
     assert decided >= 60, decided  # 70-91 of 400 over seeds 1-5 and 13 (a decimal entry other than 0.5 is left to the slow path)
 
 
