@@ -190,9 +190,9 @@ def _fast_math(prediction: str, gold: str, rel_tol: float, precision: int, sig_d
         return None
     text, pred_num = pred
     if gold_num is None and pred_num is None:
-        closed = _fast_closed_forms(text, gold.strip(), rel_tol) or _fast_polynomials(text, gold.strip())
-        if closed is not None and _region_states_only(prepared, text, None):
-            ok, detail = closed
+        symbolic = _fast_closed_forms(text, gold.strip(), rel_tol) or _fast_polynomials(text, gold.strip())
+        if symbolic is not None and _region_states_only(prepared, text, None):
+            ok, detail = symbolic
             return result(Verdict.CORRECT if ok else Verdict.INCORRECT, "math", start, text, gold.strip(), detail)
     if bare:
         return None

@@ -12,13 +12,12 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-import time
 from fractions import Fraction
 from typing import Callable
 
 import pytest
 
-from verifiers.fastpath import fast_verify
+from verifiers.fastpath import _polynomial, fast_verify
 from verifiers.math_kind import verify_math
 from verifiers.types import Verdict
 
@@ -349,10 +348,8 @@ def test_polynomial_reader_declines_what_it_cannot_bound():
     assert fast_verify("\\boxed{" + "(" * 400 + "x" + ")" * 400 + "}", "x^2+1") is None
     assert fast_verify("$(x+1)^{99}$", "x+1") is None
     assert fast_verify("$(x+1)^{9}(x-1)^{9}$", "x+1") is None  # degree 18: past the cap
-    start = time.perf_counter()
-    long_sum = fast_verify("$" + "+".join(["x"] * 5000) + "$", "5000x")
-    assert long_sum is None or long_sum.verdict is Verdict.CORRECT
-    assert time.perf_counter() - start < 0.5
+    assert _polynomial("+".join(["x"] * 300)) is None  # 599 characters: past the length cap, read by the slow path
+    assert _polynomial("+".join(["x"] * 200)) == (None, "x", ((1, 200),))
     assert fast_verify("$" + "+".join(["x"] * 50) + "$", "50x").verdict is Verdict.CORRECT
 
 
