@@ -28,15 +28,19 @@ dumpable: a process of the same uid cannot read their memory or open their file 
 Where the kernel refuses namespaces, it degrades to: rlimits + new session; see docs/verifiers.md.
 """
 
+import _socket  # the boot server's socket (its C half: `socket` imports enum)
 import _json  # json's C half: `import json` (and re with it) was ~4.5 of the ~27 ms this process takes to start
+import binascii  # base64 in C: `import base64` brings re and struct, ~4.5 ms on an item's path
 import ctypes
+import fcntl  # (imported on an item's path it was ~1.3 ms of a served boot's start)
 import os
 import resource
 import select
-import signal
+import _signal as signal  # the C half: `signal` itself imports enum, ~5 ms of this process's start-up
 import site  # imported here, before any mount: the driver's own modules never come from the sandbox's view
 import stat
 import sys
+import time
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER = 0x04000000, 0x08000000, 0x10000000
@@ -199,8 +203,9 @@ def _new_root(cfg):
         # a path inside one bound already is covered
         if os.path.exists(path) and not any(path == w or path.startswith(w.rstrip("/") + "/") for w in wanted):
             wanted.append(path)
+    folders = [w.rstrip("/") + "/" for w in wanted if not os.path.islink(w)]  # (one lstat each: ~600 were 2-4 ms)
     for path in sorted(wanted, key=len):
-        if not any(path.startswith(w.rstrip("/") + "/") for w in wanted if w != path and not os.path.islink(w)):
+        if not any(path.startswith(f) for f in folders):  # (a path inside a bound folder is covered)
             _bind(path, root)
     for path in HIDDEN:
         if os.path.isdir(root + path):
@@ -241,8 +246,6 @@ def _private_mounts(cfg, files, protections):
 
 def _high(fd):
     """`fd` moved to a number >= 100 (close-on-exec), out of the way of the fixed numbers 0-4."""
-    import fcntl
-
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
     os.close(fd)
     return moved
@@ -264,20 +267,34 @@ def _drop_capabilities():
     _check(LIBC.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), data), "capset")
 
 
-def _unshare_as_root(flags):
+def _unshare_as_root(flags, helper):
     """As root: unshare(flags) with a new user namespace of the item, in which the ids the sandbox
     uses (0 for init, 65533 for the driver, 65534 for the program) are the host's same ids. Counted
     per user namespace (Linux >= 5.14), RLIMIT_NPROC is then the item's own: one item that parks
     processes leaves another's budget whole. Maps of other ids than one's own need CAP_SETUID in
     the parent namespace, so a child left behind in the host's namespace writes them. setgroups
     stays allowed: the program and the driver drop every group. Returns unshare's result."""
+    rc = LIBC.unshare(flags | CLONE_NEWUSER)
+    err = ctypes.get_errno()
+    status = _release_map_helper(helper, rc == 0)
+    if rc == 0 and status != 0:
+        raise OSError("the uid/gid maps of the item's user namespace were refused")
+    ctypes.set_errno(err)
+    return rc
+
+
+def _map_helper(drop=()):
+    """The child that writes the maps for `_unshare_as_root` once told to: forked while boot waits for its
+    configuration (a fork of this process was ~2.5 ms of an item's path on a 2-core VM), ended unused when
+    the item needs none; it closes the descriptors `drop`. Returns (pid, the descriptor that tells it)."""
     go_r, go_w = os.pipe()
     helper = os.fork()
     if helper == 0:
         code = 1
         try:
-            os.close(go_w)
-            if os.read(go_r, 1) == b"1":
+            for fd in (go_w, *drop):
+                os.close(fd)
+            if os.read(go_r, 1) == b"1":  # b"" when boot ended: nothing to do
                 for name in ("uid_map", "gid_map"):
                     with open(f"/proc/{os.getppid()}/{name}", "w") as fh:
                         fh.write(f"0 0 1\n{DRIVER_UID} {DRIVER_UID} 2\n")
@@ -285,15 +302,15 @@ def _unshare_as_root(flags):
         finally:
             os._exit(code)
     os.close(go_r)
-    rc = LIBC.unshare(flags | CLONE_NEWUSER)
-    err = ctypes.get_errno()
-    os.write(go_w, b"1" if rc == 0 else b"0")
+    return helper, go_w
+
+
+def _release_map_helper(helper, write_maps):
+    """Tell the helper to write the maps (or to end without) and wait for it; its exit status."""
+    pid, go_w = helper
+    os.write(go_w, b"1" if write_maps else b"0")
     os.close(go_w)
-    _, status = os.waitpid(helper, 0)
-    if rc == 0 and status != 0:
-        raise OSError("the uid/gid maps of the item's user namespace were refused")
-    ctypes.set_errno(err)
-    return rc
+    return os.waitpid(pid, 0)[1]
 
 
 def _map_ids(uid, gid):
@@ -320,21 +337,30 @@ def _load_seccomp(program_hex):
     _check(LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(PR_SET_SECCOMP)")
 
 
-def _limit(name, soft, hard=None):
-    """Lower a limit (never above the current hard one: in a user namespace nobody may raise it)."""
+def _limit(name, soft, hard=None, pid=0):
+    """Lower a limit of this process (or of `pid`), never above the current hard one: in a user namespace
+    nobody may raise it."""
     which = getattr(resource, name)
-    ceiling = resource.getrlimit(which)[1]
+    ceiling = resource.prlimit(pid, which)[1]
     hard = soft if hard is None else hard
     if ceiling != resource.RLIM_INFINITY:
         soft, hard = min(soft, ceiling), min(hard, ceiling)
-    resource.setrlimit(which, (soft, hard))
+    resource.prlimit(pid, which, (soft, hard))
 
 
-def _confine(cfg, uid):
-    """Limits and identity shared by the program and the driver (in the calling process)."""
-    os.setsid()
+def _cpu_limit(cfg, pid=0):
     cpu = max(1, int(-(-cfg["cpu_seconds"] // 1)))
-    _limit("RLIMIT_CPU", cpu, cpu + 1)  # SIGXCPU at soft, SIGKILL at hard
+    _limit("RLIMIT_CPU", cpu, cpu + 1, pid)  # SIGXCPU at soft, SIGKILL at hard
+
+
+def _confine(cfg, uid, cpu=True, saved=None):
+    """Limits and identity shared by the program and the driver (in the calling process). For init taking
+    the program's limits for its test cases (`_take_program_limits`): `cpu=False`, all but the CPU time and
+    the filter that keeps prlimit to the caller's own process, and `saved`, a saved set-user-ID (and group ID)
+    other than `uid`."""
+    os.setsid()
+    if cpu:
+        _cpu_limit(cfg)
     if cfg["memory_mb"]:
         _limit("RLIMIT_AS", cfg["memory_mb"] << 20)
     _limit("RLIMIT_FSIZE", cfg["file_size_mb"] << 20)
@@ -343,19 +369,23 @@ def _confine(cfg, uid):
     _limit("RLIMIT_MSGQUEUE", cfg["tmpfs_mb"] << 20)  # POSIX message queues: memory outside the address space
     if uid is not None:
         os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
+        os.setresgid(uid, uid, uid if saved is None else saved)
+        os.setresuid(uid, uid, uid if saved is None else saved)
     _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
     if cfg.get("in_userns"):
         _drop_capabilities()
     if cfg.get("seccomp"):
         _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
+        if cpu and cfg.get("seccomp_own_limits"):  # (not init: it sets each case's CPU limit)
+            _load_seccomp(cfg["seccomp_own_limits"])
 
 
-def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
+def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt", blame=None):
     """The untrusted program's process: limits, identity, then exec. Never returns.
-    `keep`: (fd, number) pairs to hand to the program (the harness pipes; a test case's output files)."""
+    `keep`: (fd, number) pairs to hand to the program (the harness pipes; a test case's output files).
+    `blame`: a failure to start is the program's (a test case after the first, see `_run_cases`): said on
+    this descriptor, exit code 127, instead of a sandbox failure."""
     try:
         uid = cfg["uid"]
         if uid is not None and not cfg.get("owned"):  # (test cases: done once by `_run_cases`)
@@ -364,7 +394,7 @@ def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
                 os.chown(os.path.join(workdir, name), uid, uid)
         _confine(cfg, uid)
         os.chdir(workdir)
-        stdin = os.open(os.path.join(workdir, stdin_name), os.O_RDONLY)
+        stdin = _open_input(stdin_name)
         os.dup2(stdin, 0)
         os.close(stdin)
         os.close(status_fd)
@@ -379,6 +409,9 @@ def _program(cfg, workdir, status_fd, keep=(), stdin_name="input.txt"):
         os.execve(cfg["executable"], [cfg["executable"], "-I", script], cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - reported to the parent through the status fd
         try:
+            if blame is not None:
+                os.write(blame, f"the test case could not start: {type(exc).__name__}: {exc}\n".encode())
+                os._exit(127)
             _status(status_fd, setup_error=f"{type(exc).__name__}: {exc}")
         finally:
             os._exit(125)
@@ -539,11 +572,9 @@ def _init(cfg, files, protections, status_fd):
 def _run_cases(cfg, workdir, protections, status_fd):
     """Several test cases of one compiled program in this sandbox (`run_program(cases=...)`): per case a fresh
     process with the program's rlimits (CPU time counted per case), its own wall limit, stdin from the case's
-    file, stdout and stderr into anonymous memory files that only init holds. After each case every process
+    file, stdout and stderr into files with no name that only init holds. After each case every process
     left in the pid namespace is killed (kill(-1) from its init reaches no process outside), so nothing of one
     case runs into the next. Stops after the first case that does not exit 0. Needs the pid namespace."""
-    import time
-
     if "pid-namespace" not in protections:
         _status(status_fd, cases_refused="no pid namespace")
         return
@@ -553,13 +584,33 @@ def _run_cases(cfg, workdir, protections, status_fd):
         for name in os.listdir(workdir):
             os.chown(os.path.join(workdir, name), cfg["uid"], cfg["uid"])
         cfg["owned"] = True
+    for name in cfg.get("exec_files", ()):
+        os.chmod(os.path.join(workdir, name), 0o755)
+    folder = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)  # the case files, whatever a case renames
+    spawn = _take_program_limits(cfg, workdir)
     cap = cfg["case_output_bytes"]
     for number, stdin_name in enumerate(cfg["cases"]):
-        out, err = os.memfd_create("stdout"), os.memfd_create("stderr")
+        # output files with no name: no case can open, link or replace another's (O_EXCL: never linked)
+        out, err = (os.open(".", os.O_TMPFILE | os.O_RDWR | os.O_EXCL, 0o600, dir_fd=folder) for _ in range(2))
         start = time.monotonic()
-        program = os.fork()
-        if program == 0:
-            _program(cfg, workdir, status_fd, keep=((out, 1), (err, 2)), stdin_name=stdin_name)
+        # a case that cannot start after one ran: what it starts from (its input, the program, the folder) is
+        # the program's to change, so that is the program's failure (exit 127), never the sandbox's (an error)
+        blame = err if number else None
+        if spawn:
+            try:
+                program = _spawn_case(cfg, folder, stdin_name, out, err)
+            except OSError as exc:
+                if blame is None:
+                    raise
+                os.close(out)
+                os.close(err)
+                _status(status_fd, case=number, wall=0.0, timed_out=False, exit=127, cpu=0.0, stdout="",
+                        stderr=f"the test case could not start: {exc}\n".encode().hex())
+                break
+        else:
+            program = os.fork()
+            if program == 0:
+                _program(cfg, workdir, status_fd, keep=((out, 1), (err, 2)), stdin_name=stdin_name, blame=blame)
         timed_out, deadline = False, start + cfg["case_wall_seconds"]
         ended = _pidfd(program)  # woken when the case ends (no polling interval on the case's path)
         while True:
@@ -597,6 +648,73 @@ def _run_cases(cfg, workdir, protections, status_fd):
     _status(status_fd, exit=0, cpu=0)
 
 
+INIT_HEADROOM_MB = 64  # address space init needs beyond what it has mapped, to run the cases under the program's limit
+
+
+def _take_program_limits(cfg, workdir):
+    """Init takes the program's identity and limits (all but its CPU time, set on each case at its start) so
+    that a case is started by posix_spawn - a vfork, no copy of init's memory; a fork of this Python process
+    was ~2.5 of a case's ~4.5 ms on a 2-core VM. What a program could do to an init of its own uid, and why it
+    cannot: signal it (pid 1 of the namespace gets no signal it has no handler for), read or trace it (not
+    dumpable; and the next point), lower its limits with prlimit (init's saved set-user-ID and group ID are
+    the driver's, 65533: a process's limits, memory and /proc files are another's only when all three ids
+    match, and after execve the program's saved ids are its own 65534). Returns False, and the cases are
+    forked from a privileged init as before, where this identity cannot be made (no uid to drop to: an
+    ordinary caller's user namespace maps one id only) or init could not work under the program's limits (an
+    address space under what it maps plus INIT_HEADROOM_MB, fewer than 16 files)."""
+    with open("/proc/self/statm") as fh:
+        mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    memory = cfg["memory_mb"] << 20 if cfg["memory_mb"] else None
+    if cfg["uid"] is None or (memory is not None and memory < mapped + (INIT_HEADROOM_MB << 20)) or cfg["open_files"] < 16:
+        return False
+    os.chdir(workdir)
+    # init counts as one process of the program's uid: the program keeps its max_processes
+    _confine({**cfg, "max_processes": cfg["max_processes"] + 1}, cfg["uid"], cpu=False, saved=DRIVER_UID)
+    LIBC.prctl(PR_SET_DUMPABLE, 0)  # (a change of uid resets it)
+    LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of uid clears it: armed again, then is boot still there?
+    if select.select([cfg["lifeline"]], [], [], 0)[0]:
+        os._exit(0)
+    return True
+
+
+def _open_input(name, folder=None):
+    """A program's input file, opened without following a link and only if it is a regular file: a test case
+    may have replaced the next one's input with a link or a fifo (whose open would wait for a writer)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"the input {name} is not a regular file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _spawn_case(cfg, folder, stdin_name, out, err):
+    """Start one test case from init (which holds the program's limits): stdin the case's file, as long as it
+    is still a regular file (a case may have replaced it), stdout and stderr the given files, a new session;
+    its CPU limit is set at once (it counts the CPU time used since the start)."""
+    stdin = _open_input(stdin_name, folder)
+    try:
+        pid = os.posix_spawn(cfg["argv"][0], cfg["argv"], cfg["env"], setsid=True, file_actions=[
+            (os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, out, 1), (os.POSIX_SPAWN_DUP2, err, 2)])
+    finally:
+        os.close(stdin)
+    # posix_spawn returns once the case is inside execve, before execve gives it the program's saved ids:
+    # until then its limits are not init's to change (EPERM), a moment
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            _cpu_limit(cfg, pid)
+            break
+        except ProcessLookupError:
+            break  # it has ended already
+        except PermissionError:
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                raise OSError("the test case's CPU limit could not be set") from None
+            os.sched_yield()
+    return pid
+
+
 def _pidfd(pid):
     """A descriptor that becomes readable when `pid` ends (Linux >= 5.3), or None."""
     try:
@@ -609,8 +727,6 @@ def _collect_outputs(dir_fd, patterns, cap):
     """The regular files of the build folder whose names match `patterns` (a name, or "*.ext"), base64:
     opened relative to the folder's descriptor without following links, one link each, `cap` bytes in all;
     anything else a build left there (a link to a host file, a fifo, a hard link) is never read."""
-    import base64
-
     out, total = {}, 0
     for name in sorted(os.listdir(dir_fd)):
         if not any(name == p or (p.startswith("*") and name.endswith(p[1:])) for p in patterns):
@@ -630,7 +746,7 @@ def _collect_outputs(dir_fd, patterns, cap):
                     break
                 data += part
             total += len(data)
-            out[name] = base64.b64encode(data).decode()
+            out[name] = binascii.b2a_base64(data, newline=False).decode()
         finally:
             os.close(fd)
     return out
@@ -650,11 +766,26 @@ def _read_config():
 
 
 def main():
-    status_fd, caller = _high(int(sys.argv[1])), int(sys.argv[2])
+    status_fd = _high(int(sys.argv[1]))
+    _bound_to(int(sys.argv[2]))
+    _boot(status_fd, _map_helper() if _AS_ROOT else None)
+
+
+_AS_ROOT = os.geteuid() == 0 and sys.platform.startswith("linux")  # boot makes the item's user namespace as root
+
+
+def _bound_to(parent):
+    """Killed when `parent` (the caller, or the boot server) ends; not dumpable: the config (test code, nonce)
+    stays out of reach of same-uid processes."""
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    LIBC.prctl(PR_SET_DUMPABLE, 0)  # the config (test code, nonce) stays out of reach of same-uid processes
-    if os.getppid() != caller:  # the caller died before the parent-death signal was armed
+    LIBC.prctl(PR_SET_DUMPABLE, 0)
+    if os.getppid() != parent:  # the parent died before the parent-death signal was armed
         os._exit(0)
+
+
+def _boot(status_fd, helper):
+    """One item, from its configuration on stdin to its last status event; `helper`: the uid-map writer
+    (`_map_helper`, as root). Never returns."""
     cfg = _read_config()
     here = os.path.dirname(os.path.abspath(__file__))
     if cfg["tests"] is not None:  # imported now, while every path is readable and none is the program's
@@ -663,9 +794,7 @@ def main():
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != here]  # (Python < 3.11: -I keeps the script's dir)
     files = {name: text.encode("utf-8", "surrogatepass") for name, text in cfg.pop("files").items()}
     if cfg.get("binary_files"):  # a compiled program (base64)
-        import base64
-
-        files.update({name: base64.b64decode(data) for name, data in cfg.pop("binary_files").items()})
+        files.update({name: binascii.a2b_base64(data) for name, data in cfg.pop("binary_files").items()})
     protections = ["rlimits", "new-session", "no-new-privileges"]
     if cfg["namespaces"] or cfg.get("userns"):
         # SysV IPC (shmget segments, semaphores, message queues) and the host name get namespaces of their
@@ -674,7 +803,10 @@ def main():
         flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | (0 if cfg["network"] else CLONE_NEWNET)
         uid, gid = os.getuid(), os.getgid()
         as_root = not cfg.get("userns")
-        rc = _unshare_as_root(flags) if as_root else LIBC.unshare(flags | CLONE_NEWUSER)
+        if as_root:
+            rc, helper = _unshare_as_root(flags, helper), None
+        else:
+            rc = LIBC.unshare(flags | CLONE_NEWUSER)
         if rc != 0 and as_root:  # user namespaces off: root still isolates, with one process count for all items
             _status(status_fd, warning="the kernel refused a user namespace to root: the process limit is shared "
                                        "by every item running as uid 65534")
@@ -696,6 +828,8 @@ def main():
             what = "a user namespace (and pid, mount, network, IPC namespaces in it)" if cfg.get("userns") else "namespaces"
             cfg["userns"] = False
             _status(status_fd, warning=f"the kernel refused {what}: {why}")
+    if helper is not None:  # no user namespace of root's made for this item
+        _release_map_helper(helper, False)
     if cfg["uid"] is not None and "mount" not in protections and _blocked_dirs(cfg["executable"]):
         cfg["uid"] = None  # `nobody` could not even start the interpreter
         _status(status_fd, warning="interpreter not reachable by an unprivileged uid: not dropping privileges")
@@ -703,11 +837,96 @@ def main():
         for name, data in files.items():
             with open(os.path.join(cfg["workdir"], name), "wb") as fh:
                 fh.write(data)
+    lifeline, held = os.pipe()  # boot holds the write end until it ends: init reads EOF once boot is gone
+    cfg["lifeline"] = lifeline
     child = os.fork()
     if child == 0:
+        os.close(held)
         _init(cfg, files, protections, status_fd)
+    os.close(lifeline)
     os.waitpid(child, 0)
     os._exit(0)
+
+
+def serve_boots():
+    """The boot server, `python -I -S -c "...; sandbox_boot.serve_boots()" SOCKET_FD CALLER_PID`: started once by a
+    caller (`verifiers.sandbox`), it hands each run a boot process forked ahead from itself instead of the
+    caller starting a new interpreter (whose start-up, ~25 ms of CPU, competed with the runs on 2 cores). A
+    request is one message on its socket carrying four descriptors: the boot's stdin, stdout, stderr and status
+    pipes; they go to the spare boot (`_spare`), the answer is the spare's pid with a pidfd of it, and the next
+    spare is forked. The server never reads a configuration or runs anything of an item: it holds the caller's
+    identity and its own imports, and closes each request's descriptors once it passed them on. Its boots are
+    reaped by the kernel (SIGCHLD ignored here); it ends with its caller (parent-death signal, or the socket
+    closed)."""
+    sock_fd, caller = int(sys.argv[1]), int(sys.argv[2])
+    _bound_to(caller)
+    import sandbox_harness  # noqa: F401 - the test driver's (~35 ms to import): once here, from the host's view
+    sock = _socket.socket(fileno=sock_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # no zombie: a boot's end is seen through its pidfd
+    spare = _spare(sock)
+    while True:
+        data, fds = _receive(sock, 4)
+        if data != b"boot" or len(fds) != 4:
+            os._exit(0)  # the caller closed the socket (or sent what no caller sends)
+        try:
+            _send(spare[2], b"boot", fds)
+        except OSError:  # the spare ended: a new one takes this request
+            _drop(spare)
+            spare = _spare(sock)
+            _send(spare[2], b"boot", fds)
+        for fd in fds:
+            os.close(fd)
+        _send(sock, spare[0].to_bytes(4, sys.byteorder), [spare[1]])
+        _drop(spare)
+        spare = _spare(sock)
+
+
+def _spare(sock):
+    """A boot forked ahead by the server, its uid-map helper forked too, waiting on a socket of its own for a
+    request's four descriptors; it holds nothing of any item until then. Returns (pid, pidfd, socket)."""
+    server = os.getpid()
+    ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            sock.close()
+            ours.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # boot waits for its own children
+            _bound_to(server)
+            helper = _map_helper(drop=(theirs.fileno(),)) if _AS_ROOT else None  # (the request is not its)
+            data, fds = _receive(theirs, 4)
+            if data != b"boot" or len(fds) != 4:
+                os._exit(0)
+            theirs.close()
+            for number, fd in enumerate(fds[:3]):
+                os.dup2(fd, number)
+            status_fd = _high(os.dup(fds[3]))
+            for fd in fds:
+                if fd > 2:
+                    os.close(fd)
+            os.setsid()
+            _boot(status_fd, helper)
+        finally:
+            os._exit(1)
+    theirs.close()
+    return pid, os.pidfd_open(pid), ours
+
+
+def _drop(spare):
+    os.close(spare[1])
+    spare[2].close()
+
+
+def _receive(sock, count):
+    """(message, descriptors) of one message on a Unix socket; (b"", []) at its end."""
+    data, ancillary, _, _ = sock.recvmsg(16, _socket.CMSG_SPACE(4 * count))
+    fds = [int.from_bytes(blob[i:i + 4], sys.byteorder) for level, kind, blob in ancillary
+           if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS for i in range(0, len(blob) - 3, 4)]
+    return data, fds
+
+
+def _send(sock, data, fds):
+    sock.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds))])
 
 
 if __name__ == "__main__":

@@ -487,3 +487,108 @@ def test_code_environment_runs_tests_in_the_rows_language():
     assert env.run_tests("```cpp\nint main() { return 1; }\n```").startswith("test 1/2")
     env.step("```cpp\n#include <cstdio>\nint main() { long a, b; scanf(\"%ld %ld\", &a, &b); printf(\"%ld\\n\", a + b); }\n```")
     assert env.reward() == 1.0
+
+
+# ------------------------------------------------------------------------------------------------ the cases' init
+# The test cases of one item run in one sandbox whose init starts each case. The adversary is the program: from
+# any case it may try to stop, slow, read or limit init (to lose or forge a later case's result), or change what
+# the next case starts from (its input file, the program, the folder) - which must make its own item fail
+# (incorrect), never pass and never turn into a sandbox error (an error is no reward at all, not a 0).
+
+INIT_ATTACKS_C = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <unistd.h>
+int main(void) {
+    long a, b;
+    if (scanf("%ld %ld", &a, &b) != 2) return 1;
+    const char *hit = "none";
+    struct rlimit zero = {0, 0};
+    int kinds[] = {RLIMIT_NOFILE, RLIMIT_CPU, RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_NPROC};
+    for (int i = 0; i < 5; i++) if (prlimit(1, kinds[i], &zero, NULL) == 0) hit = "prlimit";
+    if (open("/proc/1/environ", O_RDONLY) >= 0) hit = "environ";
+    if (open("/proc/1/mem", O_RDONLY) >= 0) hit = "mem";
+    if (open("/proc/1/fd", O_RDONLY | O_DIRECTORY) >= 0) hit = "fds";
+    if (ptrace(PTRACE_ATTACH, 1, 0, 0) == 0) hit = "ptrace";
+    setpriority(PRIO_PROCESS, 1, 19);
+    int sigs[] = {SIGSTOP, SIGTERM, SIGXCPU, SIGSEGV, SIGKILL};
+    for (int i = 0; i < 5; i++) kill(1, sigs[i]);
+    printf("%ld\nattacks:%s\n", a + b, hit);
+    return 0;
+}
+"""
+THREE_CASES = [(f"{i} {i * 5}\n", f"{i * 6}\nattacks:none\n") for i in (1, 2, 3)]
+
+
+def _binary(code: str) -> dict[str, bytes]:
+    build = code_languages.compile_program("c", {"main.c": code})
+    assert build.error is None, build.error
+    return build.files
+
+
+def _run_cases(files: dict[str, bytes], stdins: list[str], **limits) -> list[dict]:
+    from verifiers.sandbox import SandboxLimits, run_cases
+
+    runs = run_cases(["./main"], stdins, SandboxLimits(**{**LIMITS, **limits}), binary_files=files, exec_files=["main"])
+    return [{"ok": r.ok, "stdout": r.stdout, "stderr": r.stderr, "setup_error": r.setup_error, "exit": r.returncode,
+             "signal": r.signal, "timed_out": r.timed_out} for r in runs]
+
+
+@pytest.mark.parametrize("memory_mb", [512, 48], ids=["init-starts-cases", "init-forks-cases"])
+def test_a_case_cannot_stop_slow_read_or_limit_the_init_that_runs_the_next(memory_mb):
+    # 512 MiB: init takes the program's limits and starts each case itself; 48 MiB: too little for init's own
+    # Python, so each case is forked from a privileged init (both ways hold)
+    needs("c")
+    files = _binary(INIT_ATTACKS_C)
+    runs = _run_cases(files, [stdin for stdin, _ in THREE_CASES], memory_mb=memory_mb)
+    assert [r["stdout"] for r in runs] == [out for _, out in THREE_CASES], runs
+    assert all(r["ok"] for r in runs), runs
+
+
+def test_init_attacks_hold_for_an_ordinary_user_too():
+    # as an ordinary user the sandbox is a user namespace that maps one id only: init cannot take another saved
+    # id than the program's, and the program's seccomp filter refuses prlimit on any process but itself
+    needs("c")
+    from tests.verifiers.test_code_sandbox import _as_unprivileged_user
+
+    if os.geteuid() != 0:
+        pytest.skip("switching to another uid needs root")
+    files = _binary(INIT_ATTACKS_C)
+    out = _as_unprivileged_user(lambda: {"runs": _run_cases(files, [stdin for stdin, _ in THREE_CASES])})
+    if "skip" in out:
+        pytest.skip(out["skip"])
+    assert "error" not in out, out
+    assert [r["stdout"] for r in out["runs"]] == [o for _, o in THREE_CASES], out
+
+
+# each changes, from the first case, what the second starts from
+TAMPERS = {
+    "program deleted": "unlink(\"main\");",
+    "program replaced by a script": "unlink(\"main\"); FILE *f = fopen(\"main\", \"w\"); fputs(\"#!/bin/sh\\necho 0\\n\", f); fclose(f); chmod(\"main\", 0755);",
+    "input made a fifo": "unlink(\"case-1.txt\"); mkfifo(\"case-1.txt\", 0600);",
+    "input made a link to init's files": "unlink(\"case-1.txt\"); symlink(\"/proc/1/environ\", \"case-1.txt\");",
+    "input deleted": "unlink(\"case-1.txt\");",
+    "folder renamed": "rename(\"/tmp/sandbox\", \"/tmp/elsewhere\"); mkdir(\"/tmp/sandbox\", 0755);",
+}
+
+
+@pytest.mark.parametrize("memory_mb", [512, 48], ids=["init-starts-cases", "init-forks-cases"])
+@pytest.mark.parametrize("tamper", list(TAMPERS), ids=list(TAMPERS))
+def test_a_case_that_changes_what_the_next_starts_from_fails_its_own_item(tamper, memory_mb):
+    # a program right on the first case only (prints 0 after it), which then changes what the second starts
+    # from: the item is incorrect (the second case did not pass) - never correct, never a sandbox error
+    needs("c")
+    code = ("#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n#include <sys/stat.h>\n"
+            "static int runs(void) { FILE *f = fopen(\"/tmp/runs\", \"a+\"); int n = 0; char c;"
+            " while (fread(&c, 1, 1, f) == 1) n++; fputc('x', f); fclose(f); return n; }\n"
+            "int main(void) { long a, b; if (scanf(\"%ld %ld\", &a, &b) != 2) return 1;"
+            " if (runs() > 0) { printf(\"0\\n\"); return 0; }"
+            f" printf(\"%ld\\n\", a + b); fflush(stdout); {TAMPERS[tamper]} return 0; }}\n")
+    gold = json.dumps([{"input": "1 2\n", "output": "3\n"}, {"input": "10 -4\n", "output": "6\n"}])
+    result = verify_code(fenced("c", code), gold, **LIMITS, memory_mb=memory_mb)
+    assert result.verdict == Verdict.INCORRECT, (tamper, result.verdict, result.detail)
+    assert result.detail.startswith("test 2/2"), result.detail

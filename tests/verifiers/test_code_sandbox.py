@@ -816,23 +816,113 @@ def test_without_root_a_refused_user_namespace_falls_back_and_says_so_once(refus
     assert len(out["warnings"]) == 1 and why in out["warnings"][0], out  # loudly, once
 
 
-def test_a_boot_started_ahead_serves_the_next_run_and_never_dies_with_a_thread():
-    # the spare boot process waits for its configuration; boot's parent-death signal fires when the *thread*
-    # that started it ends, so only the main thread starts one (a worker thread's spare would be found dead)
+def _fds_of(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="boots are served where pidfds exist (Linux >= 5.3)")
+def test_the_boot_server_forks_every_run_holds_nothing_and_never_dies_with_a_thread():
+    # one boot server per process forks each run's boot: it keeps no descriptor of any run (a later boot
+    # would inherit it), its parent-death signal fires when the *thread* that started it ends (so only the
+    # main thread starts it; another thread uses it or, before it exists, starts a boot of its own), and a
+    # server that died is replaced
     from verifiers import sandbox
 
     assert run_python("print(1)").stdout == "1\n"
-    spare = sandbox._spare.get(str(os.getpid()))
-    assert spare is not None and spare[0].poll() is None
+    server = sandbox._server[str(os.getpid())]
+    assert server.alive()
+    held = _fds_of(server.proc.pid)
+    for n in range(4):
+        if n % 2:
+            assert run_python(f"def f():\n    return {n}", tests=f"assert f() == {n}").tests_passed
+        else:
+            assert run_python(f"print({n})").stdout == f"{n}\n"
+    assert _fds_of(server.proc.pid) == held  # every request's pipes were closed once its boot was forked
     out: list = []
     worker = threading.Thread(target=lambda: out.append(run_python("print(2)")))
     worker.start()
     worker.join()
     assert out[0].ok and out[0].stdout == "2\n", out[0]
-    assert str(os.getpid()) not in sandbox._spare  # taken by the thread, none started there
-    time.sleep(0.2)
-    for n in range(3):
-        assert run_python(f"print({n})").stdout == f"{n}\n"
+    assert server.alive() and sandbox._server[str(os.getpid())] is server  # served, not replaced, not dead
+    server.proc.kill()
+    server.proc.wait()
+    assert run_python("print(3)").stdout == "3\n"  # a new server
+    assert sandbox._server[str(os.getpid())] is not server
+    sandbox._server.clear()
+    out.clear()
+    worker = threading.Thread(target=lambda: out.append(run_python("print(4)")))
+    worker.start()
+    worker.join()
+    assert out[0].stdout == "4\n" and not sandbox._server  # no server started by a thread that ends
+    assert run_python("print(5)").stdout == "5\n" and sandbox._server
+
+
+def test_where_no_boot_server_can_run_each_run_starts_its_own_boot(monkeypatch, tmp_path, caplog):
+    # a server that ends before serving (here: its entry point exits at once) is not started again; runs go on,
+    # each with a boot of its own interpreter, and the fallback is logged once
+    import shutil
+
+    from verifiers import sandbox
+
+    for name in ("sandbox_boot.py", "sandbox_harness.py"):
+        shutil.copy(os.path.join(os.path.dirname(sandbox.__file__), name), tmp_path)
+    with open(tmp_path / "sandbox_boot.py", "a") as fh:
+        fh.write("\n\ndef serve_boots():\n    os._exit(3)\n")
+    monkeypatch.setattr(sandbox, "BOOT", sandbox.Path(tmp_path, "sandbox_boot.py"))
+    monkeypatch.setattr(sandbox, "_server", {})
+    monkeypatch.setattr(sandbox, "_server_refused", None)
+    with caplog.at_level("WARNING", logger="verifiers.sandbox"):
+        for n in range(3):
+            assert run_python(f"print({n})").stdout == f"{n}\n"
+    assert sandbox._server_refused is not None and not sandbox._server
+    assert sum("boot server ended before serving" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="boots are served where pidfds exist (Linux >= 5.3)")
+def test_a_forked_process_never_uses_its_parents_boot_server():
+    from verifiers import sandbox
+
+    assert run_python("print(1)").stdout == "1\n"
+    parent_server = sandbox._server[str(os.getpid())]
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        code = 1
+        try:
+            run = run_python("print(7)")
+            mine = sandbox._server.get(str(os.getpid()))
+            os.write(write, json.dumps({"stdout": run.stdout, "own": mine is not None and mine is not parent_server}).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    _, status = os.waitpid(child, 0)
+    got = json.loads(os.read(read, 65536))
+    os.close(read)
+    assert status == 0 and got == {"stdout": "7\n", "own": True}
+    assert parent_server.alive() and run_python("print(8)").stdout == "8\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="boots are served where pidfds exist (Linux >= 5.3)")
+def test_a_served_boot_past_its_limit_is_killed_with_everything_it_started():
+    # a served boot is not the caller's child: it is killed through its pidfd, and its init and program die
+    # with it (parent-death signal, pid namespace)
+    marker = f"{uuid.uuid4().hex[:8]}"
+    code = f"import os, time\nif os.fork() == 0:\n    os.execv('/bin/sleep', ['/bin/sleep', '31.{marker}'])\ntime.sleep(60)"
+    start = time.monotonic()
+    run = run_python(code, limits=SandboxLimits(wall_seconds=1.5))
+    assert run.timed_out and time.monotonic() - start < 10
+    time.sleep(0.3)
+    left = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline_has(p, f"31.{marker}")]
+    assert left == []
+
+
+def _cmdline_has(pid: str, text: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return text.encode() in fh.read()
+    except OSError:
+        return False
 
 
 def test_boots_json_reads_and_writes_as_the_json_module_does():
