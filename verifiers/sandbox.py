@@ -490,6 +490,9 @@ def _take_boot() -> tuple:
             _server_refused = f"boot server exit code {server.proc.returncode}"
             _log.warning("code sandbox: the boot server ended before serving a run (%s); each run starts its own "
                          "boot process from now on", _server_refused)
+        elif server is not None:
+            _log.warning("code sandbox: the boot server ended after %d runs (exit code %s); this run starts its own "
+                         "boot process, the next one a new server", server.served, server.proc.returncode)
     return _start_boot()
 
 

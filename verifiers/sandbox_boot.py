@@ -353,13 +353,14 @@ def _cpu_limit(cfg, pid=0):
     _limit("RLIMIT_CPU", cpu, cpu + 1, pid)  # SIGXCPU at soft, SIGKILL at hard
 
 
-def _confine(cfg, uid, cpu=True, saved=None):
-    """Limits and identity shared by the program and the driver (in the calling process). For init taking
-    the program's limits for its test cases (`_take_program_limits`): `cpu=False`, all but the CPU time and
-    the filter that keeps prlimit to the caller's own process, and `saved`, a saved set-user-ID (and group ID)
-    other than `uid`."""
+def _confine(cfg, uid, init=False):
+    """Limits and identity shared by the program and the driver (in the calling process). `init`: init taking
+    the program's limits for its test cases (`_take_program_limits`): all but the CPU time (set on each case)
+    and the filter that keeps prlimit to the caller's own process (init sets that CPU time), one more process
+    (init counts as one of the uid's), and saved ids 65533 (the driver's) instead of `uid`."""
     os.setsid()
-    if cpu:
+    saved = DRIVER_UID if init else uid
+    if not init:
         _cpu_limit(cfg)
     if cfg["memory_mb"]:
         _limit("RLIMIT_AS", cfg["memory_mb"] << 20)
@@ -369,15 +370,15 @@ def _confine(cfg, uid, cpu=True, saved=None):
     _limit("RLIMIT_MSGQUEUE", cfg["tmpfs_mb"] << 20)  # POSIX message queues: memory outside the address space
     if uid is not None:
         os.setgroups([])
-        os.setresgid(uid, uid, uid if saved is None else saved)
-        os.setresuid(uid, uid, uid if saved is None else saved)
-    _limit("RLIMIT_NPROC", cfg["max_processes"])  # counted per uid: effective once we are `nobody`
+        os.setresgid(uid, uid, saved)
+        os.setresuid(uid, uid, saved)
+    _limit("RLIMIT_NPROC", cfg["max_processes"] + init)  # counted per uid: effective once we are `nobody`
     LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binary gives privileges back
     if cfg.get("in_userns"):
         _drop_capabilities()
     if cfg.get("seccomp"):
         _load_seccomp(cfg["seccomp"])  # last: the deny-list holds for the rest of the process's life
-        if cpu and cfg.get("seccomp_own_limits"):  # (not init: it sets each case's CPU limit)
+        if not init and cfg.get("seccomp_own_limits"):
             _load_seccomp(cfg["seccomp_own_limits"])
 
 
@@ -584,7 +585,7 @@ def _run_cases(cfg, workdir, protections, status_fd):
         for name in os.listdir(workdir):
             os.chown(os.path.join(workdir, name), cfg["uid"], cfg["uid"])
         cfg["owned"] = True
-    for name in cfg.get("exec_files", ()):
+    for name in cfg.pop("exec_files", ()):  # once, for every case
         os.chmod(os.path.join(workdir, name), 0o755)
     folder = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)  # the case files, whatever a case renames
     spawn = _take_program_limits(cfg, workdir)
@@ -668,8 +669,7 @@ def _take_program_limits(cfg, workdir):
     if cfg["uid"] is None or (memory is not None and memory < mapped + (INIT_HEADROOM_MB << 20)) or cfg["open_files"] < 16:
         return False
     os.chdir(workdir)
-    # init counts as one process of the program's uid: the program keeps its max_processes
-    _confine({**cfg, "max_processes": cfg["max_processes"] + 1}, cfg["uid"], cpu=False, saved=DRIVER_UID)
+    _confine(cfg, cfg["uid"], init=True)
     LIBC.prctl(PR_SET_DUMPABLE, 0)  # (a change of uid resets it)
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # a change of uid clears it: armed again, then is boot still there?
     if select.select([cfg["lifeline"]], [], [], 0)[0]:
